@@ -1,0 +1,3 @@
+module github.com/streamsub/streamsub
+
+go 1.26

@@ -1,0 +1,12 @@
+// Package matcher owns streamsub's byte-level matching: compiled rule sets
+// and the streaming rewriter that applies them to a body in one pass, and
+// the header set that recognises internal header names.
+//
+// The rewrite contract is ../shared/docs/semantics.md (leftmost-first across
+// rules in declaration order, once-rules that keep shadowing, Perl/sregex
+// empty-match handling, $-templates, chunking-independent output). The
+// package knows nothing of gRPC, Envoy or HTTP.
+//
+// Concurrency: a RuleSet and a HeaderSet are immutable after construction
+// and safe for concurrent use; a Stream belongs to one goroutine.
+package matcher
