@@ -1,0 +1,398 @@
+package matcher
+
+// This file holds the test oracle: a whole-body rewriter built on Go's
+// regexp package that implements the semantics.md loop literally. It shares
+// no code with the engine (its own rule assembly, search loop and template
+// expander), so the engine can be checked against it.
+
+import (
+	"bytes"
+	"fmt"
+	"regexp"
+	"regexp/syntax"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// refRewriter is the reference rewriter for one rule set.
+type refRewriter struct {
+	rules []Rule
+	// first searches the body from offset 0: `(alt)`.
+	first *regexp.Regexp
+	// later searches ctx+body[p:] for p > 0: `\A(?s:.)(?s:.*?)(alt)`, where
+	// ctx is one synthetic byte standing in for body[p-1] (see refContext).
+	later *regexp.Regexp
+	// base[i] is the group index (in both regexps) of rule i's wrapper group;
+	// rule i's own group k is group base[i]+k.
+	base   []int
+	ngroup []int            // number of capture groups of rule i
+	tmpl   [][]refPiece     // parsed template of rule i
+	names  []map[string]int // rule i's named groups → local group number
+}
+
+// refPiece is one piece of a parsed template: literal text, or a group
+// reference (group 0 is the whole match).
+type refPiece struct {
+	lit   string
+	group int // -1 for literal text
+}
+
+// newRefRewriter assembles the alternation of all rules in declaration
+// order. Each rule is parsed alone (regex rules with (?sm), plus (?i) for
+// IgnoreCase; literal rules quoted), its group names are recorded and then
+// stripped so that different rules' names cannot collide, and the rule is
+// wrapped in a capture group that tells which rule matched.
+func newRefRewriter(rules []Rule) (*refRewriter, error) {
+	rw := &refRewriter{rules: rules}
+	var alts []string
+	group := 2 // group 1 is the whole alternation
+	for i, r := range rules {
+		src := "(?sm)" + r.Pattern
+		if r.Literal {
+			src = regexp.QuoteMeta(r.Pattern)
+		}
+		if r.IgnoreCase {
+			src = "(?i)" + src
+		}
+		re, err := syntax.Parse(src, syntax.Perl)
+		if err != nil {
+			return nil, fmt.Errorf("rule %d: %w", i, err)
+		}
+		names := map[string]int{}
+		stripNames(re, names)
+		// The printed tree must parse back to the same tree, or the
+		// assembled regexp would not mean what the rule means.
+		back, err := syntax.Parse(re.String(), syntax.Perl)
+		if err != nil || !back.Equal(re) {
+			return nil, fmt.Errorf("rule %d: %q does not round-trip through syntax.Regexp.String (%q): %v", i, r.Pattern, re.String(), err)
+		}
+		n := re.MaxCap()
+		tmpl, err := parseRefTemplate(r.Replace, names)
+		if err != nil {
+			return nil, fmt.Errorf("rule %d: %w", i, err)
+		}
+		rw.base = append(rw.base, group)
+		rw.ngroup = append(rw.ngroup, n)
+		rw.names = append(rw.names, names)
+		rw.tmpl = append(rw.tmpl, tmpl)
+		group += 1 + n
+		alts = append(alts, "("+re.String()+")")
+	}
+	alt := strings.Join(alts, "|")
+	if len(rules) == 0 {
+		alt = `[^\x00-\x{10FFFF}]` // matches nothing
+	}
+	var err error
+	if rw.first, err = regexp.Compile("(" + alt + ")"); err != nil {
+		return nil, fmt.Errorf("assembled rule set: %w", err)
+	}
+	if rw.later, err = regexp.Compile(`\A(?s:.)(?s:.*?)(` + alt + ")"); err != nil {
+		return nil, fmt.Errorf("assembled rule set: %w", err)
+	}
+	return rw, nil
+}
+
+// stripNames records the capture names of re into names and removes them.
+func stripNames(re *syntax.Regexp, names map[string]int) {
+	if re.Op == syntax.OpCapture && re.Name != "" {
+		if _, dup := names[re.Name]; !dup {
+			names[re.Name] = re.Cap
+		}
+		re.Name = ""
+	}
+	for _, sub := range re.Sub {
+		stripNames(sub, names)
+	}
+}
+
+// parseRefTemplate parses a replacement template: $& and $0 (whole match),
+// $N (digits read greedily), ${N}, ${name}, $$; any other $ is an error.
+func parseRefTemplate(t string, names map[string]int) ([]refPiece, error) {
+	var out []refPiece
+	var lit strings.Builder
+	flush := func() {
+		if lit.Len() > 0 {
+			out = append(out, refPiece{lit: lit.String(), group: -1})
+			lit.Reset()
+		}
+	}
+	for i := 0; i < len(t); i++ {
+		if t[i] != '$' {
+			lit.WriteByte(t[i])
+			continue
+		}
+		if i+1 >= len(t) {
+			return nil, fmt.Errorf("template %q: lone $ at the end", t)
+		}
+		switch c := t[i+1]; {
+		case c == '$':
+			lit.WriteByte('$')
+			i++
+		case c == '&':
+			flush()
+			out = append(out, refPiece{group: 0})
+			i++
+		case c >= '0' && c <= '9':
+			j := i + 1
+			for j < len(t) && t[j] >= '0' && t[j] <= '9' {
+				j++
+			}
+			flush()
+			out = append(out, refPiece{group: refGroupNumber(t[i+1 : j])})
+			i = j - 1
+		case c == '{':
+			end := strings.IndexByte(t[i+2:], '}')
+			if end < 0 {
+				return nil, fmt.Errorf("template %q: unterminated ${ at %d", t, i)
+			}
+			ref := t[i+2 : i+2+end]
+			g, ok := -1, false
+			if ref != "" && strings.Trim(ref, "0123456789") == "" {
+				g, ok = refGroupNumber(ref), true
+			} else if n, found := names[ref]; found {
+				g, ok = n, true
+			}
+			if !ok {
+				return nil, fmt.Errorf("template %q: unknown group %q", t, ref)
+			}
+			flush()
+			out = append(out, refPiece{group: g})
+			i += 2 + end
+		default:
+			return nil, fmt.Errorf("template %q: $ followed by %q at %d", t, c, i)
+		}
+	}
+	flush()
+	return out, nil
+}
+
+// refGroupNumber converts a digit string to a group number; numbers too big
+// to be any group become a number beyond every rule's groups.
+func refGroupNumber(digits string) int {
+	n, err := strconv.Atoi(digits)
+	if err != nil || n > 1<<20 {
+		return 1 << 20
+	}
+	return n
+}
+
+// refContext returns the one synthetic byte that stands in for prev in a
+// search from p > 0: it has the same class as prev for every assertion Go's
+// regexp evaluates there (^ after \n, \b/\B word-ness).
+func refContext(prev byte) byte {
+	switch {
+	case prev == '\n':
+		return '\n'
+	case prev == '_' || '0' <= prev && prev <= '9' || 'a' <= prev && prev <= 'z' || 'A' <= prev && prev <= 'Z':
+		return 'a'
+	default:
+		return ' '
+	}
+}
+
+// find returns the leftmost-first match at or after p: the rule that
+// matched and the submatch offsets (absolute, -1 when a group did not
+// participate) of that rule's groups, group 0 being the whole match.
+func (rw *refRewriter) find(body []byte, p int) (rule int, groups []int, ok bool) {
+	var m []int
+	shift := 0
+	if p == 0 {
+		m = rw.first.FindSubmatchIndex(body)
+	} else {
+		buf := make([]byte, 0, 1+len(body)-p)
+		buf = append(buf, refContext(body[p-1]))
+		buf = append(buf, body[p:]...)
+		m = rw.later.FindSubmatchIndex(buf)
+		shift = p - 1
+	}
+	if m == nil {
+		return 0, nil, false
+	}
+	for i := range rw.rules {
+		b := rw.base[i]
+		if m[2*b] < 0 {
+			continue
+		}
+		groups = make([]int, 0, 2*(1+rw.ngroup[i]))
+		for g := b; g <= b+rw.ngroup[i]; g++ {
+			s, e := m[2*g], m[2*g+1]
+			if s >= 0 {
+				s, e = s+shift, e+shift
+			}
+			groups = append(groups, s, e)
+		}
+		return i, groups, true
+	}
+	panic(fmt.Sprintf("reference: match %v belongs to no rule", m))
+}
+
+// rewrite applies the rule set to the whole body (semantics.md, "Which
+// match wins" and "Once rules").
+func (rw *refRewriter) rewrite(body []byte) []byte {
+	var out []byte
+	fired := make([]bool, len(rw.rules))
+	p := 0
+	for p <= len(body) {
+		i, g, ok := rw.find(body, p)
+		if !ok {
+			out = append(out, body[p:]...)
+			break
+		}
+		s, e := g[0], g[1]
+		out = append(out, body[p:s]...)
+		if rw.rules[i].Once && fired[i] {
+			out = append(out, body[s:e]...)
+		} else {
+			out = rw.expand(out, i, body, g)
+			fired[i] = true
+		}
+		if s < e {
+			p = e
+			continue
+		}
+		// An empty match: copy one byte and restart after it.
+		if s == len(body) {
+			break
+		}
+		out = append(out, body[s])
+		p = s + 1
+	}
+	return out
+}
+
+// expand appends rule i's template, filled from the groups g, to out.
+func (rw *refRewriter) expand(out []byte, i int, body []byte, g []int) []byte {
+	for _, pc := range rw.tmpl[i] {
+		switch {
+		case pc.group < 0:
+			out = append(out, pc.lit...)
+		case 2*pc.group+1 < len(g) && g[2*pc.group] >= 0:
+			out = append(out, body[g[2*pc.group]:g[2*pc.group+1]]...)
+		}
+	}
+	return out
+}
+
+// refRewrite is a convenience for tests: compile rules and rewrite body.
+func refRewrite(rules []Rule, body []byte) ([]byte, error) {
+	rw, err := newRefRewriter(rules)
+	if err != nil {
+		return nil, err
+	}
+	return rw.rewrite(body), nil
+}
+
+// TestReference checks the oracle itself against expectations written by
+// hand from semantics.md (not produced by running any code).
+func TestReference(t *testing.T) {
+	re := func(pattern, replace string) Rule { return Rule{Pattern: pattern, Replace: replace} }
+	once := func(r Rule) Rule { r.Once = true; return r }
+	icase := func(r Rule) Rule { r.IgnoreCase = true; return r }
+	lit := func(r Rule) Rule { r.Literal = true; return r }
+	tests := []struct {
+		name  string
+		rules []Rule
+		body  string
+		want  string
+	}{
+		// semantics.md: empty match after a non-empty one is allowed.
+		{"empty after non-empty", []Rule{re(`x*`, "-")}, "axxb", "-a--b-"},
+		{"empty at end after non-empty", []Rule{re(`a*`, "-")}, "baa", "-b--"},
+		{"empty body, empty match", []Rule{re(`x*`, "-")}, "", "-"},
+		{"empty body, no match", []Rule{re(`x`, "-")}, "", ""},
+		// An empty match copies ONE byte, even inside a multi-byte rune.
+		{"empty match steps one byte", []Rule{re(`x*`, "-")}, "é", "-\xc3-\xa9-"},
+		// semantics.md: once rule keeps shadowing after it fired.
+		{"once shadows", []Rule{once(re(`ab`, "X")), re(`b`, "Y")}, "abab", "Xab"},
+		{"once fires once", []Rule{once(re(`a`, "X"))}, "aaa", "Xaa"},
+		{"all once fired", []Rule{once(re(`a`, "A")), once(re(`b`, "B"))}, "abab", "ABab"},
+		// Leftmost start wins whatever the rule order.
+		{"leftmost wins over earlier rule", []Rule{re(`b`, "1"), re(`ab`, "2")}, "ab", "2"},
+		// Same start: earlier rule wins even if shorter.
+		{"earlier rule wins at same start", []Rule{re(`a`, "1"), re(`ab`, "2")}, "ab", "1b"},
+		{"later rule longer same start", []Rule{re(`ab`, "1"), re(`a`, "2")}, "ab", "1"},
+		// Within a rule: alternation order and lazy/greedy priority.
+		{"alternation order", []Rule{re(`ab|abc`, "X")}, "abc", "Xc"},
+		{"greedy", []Rule{re(`a+`, "X")}, "aaab", "Xb"},
+		{"lazy", []Rule{re(`a+?`, "X")}, "aaab", "XXXb"},
+		{"lazy span", []Rule{re(`<.*?>`, "T")}, "<a><b>", "TT"},
+		{"greedy span", []Rule{re(`<.*>`, "T")}, "<a><b>", "T"},
+		// Templates.
+		{"whole match $&", []Rule{re(`b+`, "[$&]")}, "abbc", "a[bb]c"},
+		{"whole match $0", []Rule{re(`b+`, "[$0]")}, "abbc", "a[bb]c"},
+		{"groups", []Rule{re(`(a)(b)`, "$2$1")}, "xaby", "xbay"},
+		{"non-participating group", []Rule{re(`(a)|(b)`, "<$1|$2>")}, "ab", "<a|><|b>"},
+		{"group beyond rule", []Rule{re(`(a)`, "<$2>")}, "a", "<>"},
+		{"greedy digits", []Rule{re(`(a)`, "<$10>")}, "a", "<>"},
+		{"braced digits", []Rule{re(`(a)`, "<${1}0>")}, "a", "<a0>"},
+		{"dollar dollar", []Rule{re(`a`, "$$1")}, "a", "$1"},
+		{"backslash not special", []Rule{re(`a`, `\1\n`)}, "a", `\1\n`},
+		{"named group", []Rule{re(`(?P<w>b)`, "<${w}>")}, "ab", "a<b>"},
+		{"same name in two rules", []Rule{re(`(?P<n>a)x`, "1${n}"), re(`(?P<n>b)y`, "2${n}")}, "axby", "1a2b"},
+		{"groups numbered per rule", []Rule{re(`(a)(b)`, "<$2>"), re(`(c)`, "<$1>")}, "abc", "<b><c>"},
+		{"group in repetition is last iteration", []Rule{re(`(?:(a)|b)+`, "<$1>")}, "ab", "<a>"},
+		// Flags: s and m on by default, can be turned off inline.
+		{"dot matches newline", []Rule{re(`a.b`, "X")}, "a\nb", "X"},
+		{"dot without s", []Rule{re(`(?-s)a.b`, "X")}, "a\nb", "a\nb"},
+		{"caret at line starts", []Rule{re(`^a`, "X")}, "a\na", "X\nX"},
+		{"caret without m", []Rule{re(`(?-m)^a`, "X")}, "a\na", "X\na"},
+		{"dollar at line ends", []Rule{re(`a$`, "X")}, "a\na", "X\nX"},
+		{"dollar without m", []Rule{re(`(?-m)a$`, "X")}, "a\na", "a\nX"},
+		{"backslash A only at start", []Rule{re(`\Aa`, "X")}, "aa\na", "Xa\na"},
+		{"backslash z only at end", []Rule{re(`a\z`, "X")}, "a\naa", "a\naX"},
+		{"trim trailing spaces", []Rule{re(`\s+$`, "")}, "ab  \ncd \n", "ab\ncd"},
+		// Assertions see the byte before the restart point.
+		{"caret after consumed newline", []Rule{re(`a\n`, ""), re(`^b`, "Y")}, "a\nb", "Y"},
+		{"no caret mid-line after match", []Rule{re(`a`, ""), re(`^b`, "Y")}, "ab", "b"},
+		{"word boundary after match", []Rule{re(`a`, "X"), re(`\bb`, "Y")}, "ab", "Xb"},
+		{"word boundary after space", []Rule{re(` `, "_"), re(`\bb`, "Y")}, " b", "_Y"},
+		{"not word boundary after match", []Rule{re(`a`, "X"), re(`\B,`, "Y")}, "a,", "X,"},
+		{"backslash A after match", []Rule{re(`a`, "X"), re(`\Ab`, "Y")}, "ab", "Xb"},
+		{"empty word boundary matches", []Rule{re(`\b`, "|")}, "ab cd", "|ab| |cd|"},
+		// Case folding and literal rules.
+		{"ignore case", []Rule{icase(re(`abc`, "X"))}, "xABcx", "xXx"},
+		{"case sensitive", []Rule{re(`abc`, "X")}, "ABC", "ABC"},
+		{"literal", []Rule{lit(re(`a.b`, "X"))}, "a.b axb", "X axb"},
+		{"literal ignore case", []Rule{icase(lit(re(`a.B`, "X")))}, "A.b", "X"},
+		{"literal dollar template", []Rule{lit(re(`$`, "[$&]"))}, "a$b", "a[$]b"},
+		// Invalid UTF-8 bytes are one unit each and can be matched by dot.
+		{"invalid bytes", []Rule{re(`a.b`, "X")}, "a\xffb a\x80b", "X X"},
+		{"multibyte dot", []Rule{re(`a.b`, "X")}, "a€b", "X"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := refRewrite(tt.rules, []byte(tt.body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got, []byte(tt.want)) {
+				t.Errorf("rules %+v on %q:\n got %q\nwant %q", tt.rules, tt.body, got, tt.want)
+			}
+		})
+	}
+}
+
+// TestReferenceErrors checks that the oracle rejects what semantics.md
+// calls configuration errors.
+func TestReferenceErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		rule Rule
+	}{
+		{"bad regex", Rule{Pattern: `a(`}},
+		{"backreference", Rule{Pattern: `(a)\1`}},
+		{"lookahead", Rule{Pattern: `a(?=b)`}},
+		{"lone dollar", Rule{Pattern: `a`, Replace: `x$`}},
+		{"dollar letter", Rule{Pattern: `a`, Replace: `$foo`}},
+		{"unterminated brace", Rule{Pattern: `a`, Replace: `${1`}},
+		{"unknown name", Rule{Pattern: `(?P<x>a)`, Replace: `${y}`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if _, err := newRefRewriter([]Rule{tt.rule}); err == nil {
+				t.Errorf("rule %+v accepted", tt.rule)
+			}
+		})
+	}
+}
