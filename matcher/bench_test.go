@@ -1,0 +1,92 @@
+package matcher_test
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/streamsub/streamsub/internal/goregexp"
+	"github.com/streamsub/streamsub/internal/htmlgen"
+	"github.com/streamsub/streamsub/matcher"
+)
+
+// benchPageSize is the body size of the rewriter benchmarks: big enough that
+// per-body setup is noise, small enough to stay in L2/L3-ish territory.
+const benchPageSize = 1 << 20
+
+// benchChunk is the chunk size Envoy typically streams bodies in.
+const benchChunk = 16 << 10
+
+func toRules(rs []htmlgen.Rule) []matcher.Rule {
+	out := make([]matcher.Rule, len(rs))
+	for i, r := range rs {
+		out[i] = matcher.Rule(r)
+	}
+	return out
+}
+
+// BenchmarkRewrite runs the three workloads of the rewriter-speed issue over
+// the same generated page: streamsub streaming in 16 KiB chunks, streamsub
+// whole-body (one Write), and the Go regexp baseline, side by side.
+func BenchmarkRewrite(b *testing.B) {
+	page := htmlgen.Page(1, benchPageSize)
+	for _, w := range []htmlgen.Workload{htmlgen.Clone(), htmlgen.Literals(), htmlgen.Regexes()} {
+		rules := toRules(w.Rules)
+		rs, err := matcher.Compile(rules, matcher.Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(w.Name+"/stream16k", func(b *testing.B) { benchStream(b, rs, page, benchChunk) })
+		b.Run(w.Name+"/whole", func(b *testing.B) { benchStream(b, rs, page, len(page)) })
+		b.Run(w.Name+"/goregexp", func(b *testing.B) {
+			rw, err := goregexp.Compile(rules)
+			if err != nil {
+				b.Fatal(err)
+			}
+			dst := make([]byte, 0, 2*len(page))
+			b.SetBytes(int64(len(page)))
+			b.ReportAllocs()
+			for b.Loop() {
+				dst = rw.Rewrite(dst[:0], page)
+			}
+		})
+	}
+}
+
+func benchStream(b *testing.B, rs *matcher.RuleSet, body []byte, chunk int) {
+	dst := make([]byte, 0, 2*len(body))
+	b.SetBytes(int64(len(body)))
+	b.ReportAllocs()
+	for b.Loop() {
+		st := rs.NewStream()
+		dst = dst[:0]
+		for off := 0; off < len(body); off += chunk {
+			dst = st.Write(dst, body[off:min(off+chunk, len(body))])
+		}
+		dst = st.Close(dst)
+	}
+}
+
+// BenchmarkPathological runs the adversarial rules over 1 MiB each: the time
+// per byte must stay flat (no backtracking) and memory bounded.
+func BenchmarkPathological(b *testing.B) {
+	for _, p := range htmlgen.Pathologicals(benchPageSize) {
+		rs, err := matcher.Compile(toRules(p.Rules), matcher.Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(p.Name, func(b *testing.B) { benchStream(b, rs, p.Input, benchChunk) })
+	}
+}
+
+// BenchmarkRewriteSizes shows that throughput does not depend on the body
+// size (linear time) for the clone workload.
+func BenchmarkRewriteSizes(b *testing.B) {
+	rs, err := matcher.Compile(toRules(htmlgen.Clone().Rules), matcher.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, size := range []int{16 << 10, 256 << 10, 4 << 20} {
+		page := htmlgen.Page(2, size)
+		b.Run(fmt.Sprintf("clone/%dKiB", size>>10), func(b *testing.B) { benchStream(b, rs, page, benchChunk) })
+	}
+}
