@@ -1,0 +1,240 @@
+// Package demoorigin is the HTTP origin behind Envoy in `make demo` and the
+// e2e tests: pages that carry the demo rule set's matches, in every shape the
+// rewriter and Envoy must handle (cut across flushes, large and streamed,
+// binary, pre-compressed, cacheable, bodiless, slow).
+package demoorigin
+
+import (
+	"bytes"
+	"compress/gzip"
+	"fmt"
+	"net/http"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Matches of the demo rule set (examples/streamsub.yaml) the pages carry.
+const (
+	OriginURL  = "https://www.example.com"
+	OriginHost = "www.example.com"
+	Analytics  = "UA-12345-1"
+	Brand      = "Example Corp"
+)
+
+// Modified is the fixed Last-Modified time of /cached.
+var Modified = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+
+// CachedETag is the strong ETag of /cached.
+const CachedETag = `"demo-v1"`
+
+// MaxBigSize caps /big?size=N.
+const MaxBigSize = 4 << 30
+
+// Handler returns the origin's routes:
+//
+//	/               HTML page with every demo match
+//	/headers        the request headers received, as text/plain; sets
+//	                internal response headers (x-origin-debug, X-Internal-*)
+//	/logo.png       a PNG whose tEXt chunk contains the matches
+//	/big?size=N     N bytes of generated HTML, streamed in 32 KiB flushes
+//	/split          HTML whose matches are cut across flushes
+//	/cached         HTML with a strong ETag and Last-Modified (304 on revalidation)
+//	/gzip           HTML sent with content-encoding: gzip
+//	/slow?ms=D&n=K  K HTML pieces, D ms apart
+//	/empty          200 text/html with an empty body
+//	/status/{code}  that status, text/html content type, no body
+func Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /{$}", index)
+	mux.HandleFunc("GET /headers", headers)
+	mux.HandleFunc("GET /logo.png", logo)
+	mux.HandleFunc("GET /big", big)
+	mux.HandleFunc("GET /split", split)
+	mux.HandleFunc("GET /cached", cached)
+	mux.HandleFunc("GET /gzip", gzipped)
+	mux.HandleFunc("GET /slow", slow)
+	mux.HandleFunc("GET /empty", empty)
+	mux.HandleFunc("GET /status/{code}", status)
+	return mux
+}
+
+// IndexHTML is the body of /.
+const IndexHTML = `<!doctype html>
+<html><head><title>` + Brand + `</title>
+<link rel="canonical" href="` + OriginURL + `/">
+<script>ga('create', '` + Analytics + `', 'auto');</script>
+</head><body>
+<h1>Welcome to ` + Brand + `</h1>
+<p>Visit <a href="` + OriginURL + `/about">` + OriginHost + `</a> or mail webmaster@` + OriginHost + `.</p>
+<img src="/logo.png" alt="logo">
+</body></html>
+`
+
+func index(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	fmt.Fprint(w, IndexHTML)
+}
+
+// headers echoes the request headers, one "Name: value" line each, sorted.
+func headers(w http.ResponseWriter, r *http.Request) {
+	var lines []string
+	lines = append(lines, "Host: "+r.Host)
+	for name, vs := range r.Header {
+		for _, v := range vs {
+			lines = append(lines, name+": "+v)
+		}
+	}
+	sort.Strings(lines)
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("X-Origin-Debug", "1")
+	w.Header().Set("X-Internal-Trace", "abc")
+	w.Header().Add("X-Internal-Trace", "def")
+	w.Header().Set("X-Public", "kept")
+	fmt.Fprintln(w, strings.Join(lines, "\n"))
+}
+
+func logo(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "image/png")
+	w.Header().Set("Content-Length", strconv.Itoa(len(LogoPNG)))
+	w.Write(LogoPNG)
+}
+
+// BigBlock returns block i of /big: about 1 KiB of HTML carrying every demo
+// match, different for each i.
+func BigBlock(i int) []byte {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "<div class=\"item\" id=\"item-%d\">\n", i)
+	fmt.Fprintf(&b, "  <a href=\"%s/products/%d\">Product %d at %s</a>\n", OriginURL, i, i, OriginHost)
+	fmt.Fprintf(&b, "  <img src=\"//%s/img/%d.jpg\" alt=\"%s product %d\">\n", OriginHost, i, Brand, i)
+	fmt.Fprintf(&b, "  <p>%s</p>\n", strings.Repeat("Lorem ipsum dolor sit amet, consectetur adipiscing elit. ", 1+i%12))
+	fmt.Fprintf(&b, "  <script>track('%s', %d);</script>\n</div>\n", Analytics, i)
+	return b.Bytes()
+}
+
+// Big writes the first size bytes of the /big body to w, calling flush
+// after every 32 KiB.
+func Big(w interface{ Write([]byte) (int, error) }, size int64, flush func()) error {
+	const flushEvery = 32 << 10
+	var pending int
+	for i := 0; size > 0; i++ {
+		blk := BigBlock(i)
+		if int64(len(blk)) > size {
+			blk = blk[:size]
+		}
+		if _, err := w.Write(blk); err != nil {
+			return err
+		}
+		size -= int64(len(blk))
+		if pending += len(blk); pending >= flushEvery {
+			flush()
+			pending = 0
+		}
+	}
+	return nil
+}
+
+func big(w http.ResponseWriter, r *http.Request) {
+	size, err := strconv.ParseInt(r.URL.Query().Get("size"), 10, 64)
+	if err != nil || size < 0 || size > MaxBigSize {
+		http.Error(w, "size: want 0.."+strconv.Itoa(MaxBigSize), http.StatusBadRequest)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	rc := http.NewResponseController(w)
+	Big(w, size, func() { rc.Flush() })
+}
+
+// SplitPieces are the pieces of /split, each flushed separately: every demo
+// match is cut at least once, several at every inner position.
+func SplitPieces() []string {
+	pieces := []string{"<html><body>\n"}
+	for _, m := range []string{OriginURL, OriginHost, Analytics} {
+		for cut := 1; cut < len(m); cut++ {
+			pieces = append(pieces, fmt.Sprintf("<p>cut %d: %s", cut, m[:cut]), m[cut:]+"</p>\n")
+		}
+	}
+	// A match cut into single bytes, and one cut right before a longer
+	// rule could extend it (www.example.com vs https://www.example.com).
+	for _, c := range OriginURL {
+		pieces = append(pieces, string(c))
+	}
+	pieces = append(pieces, "\n<p>https://", "www.example.com</p>\n", "</body></html>\n")
+	return pieces
+}
+
+func split(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	rc := http.NewResponseController(w)
+	for _, p := range SplitPieces() {
+		if _, err := fmt.Fprint(w, p); err != nil {
+			return
+		}
+		rc.Flush()
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// CachedHTML is the body of /cached.
+const CachedHTML = "<html><body><a href=\"" + OriginURL + "/\">cached " + OriginHost + "</a></body></html>\n"
+
+func cached(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("ETag", CachedETag)
+	// ServeContent answers If-None-Match / If-Modified-Since with 304.
+	http.ServeContent(w, r, "", Modified, strings.NewReader(CachedHTML))
+}
+
+// GzipHTML is the plain text of /gzip, which is sent gzip-compressed.
+const GzipHTML = "<html><body>compressed by the origin: " + OriginURL + "</body></html>\n"
+
+var gzipBody = func() []byte {
+	var b bytes.Buffer
+	zw := gzip.NewWriter(&b)
+	zw.Write([]byte(GzipHTML))
+	zw.Close()
+	return b.Bytes()
+}()
+
+func gzipped(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Content-Encoding", "gzip")
+	w.Header().Set("Content-Length", strconv.Itoa(len(gzipBody)))
+	w.Write(gzipBody)
+}
+
+func slow(w http.ResponseWriter, r *http.Request) {
+	ms, _ := strconv.Atoi(r.URL.Query().Get("ms"))
+	n, _ := strconv.Atoi(r.URL.Query().Get("n"))
+	ms, n = min(max(ms, 0), 10000), min(max(n, 1), 1000)
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	rc := http.NewResponseController(w)
+	for i := range n {
+		if i > 0 {
+			select {
+			case <-time.After(time.Duration(ms) * time.Millisecond):
+			case <-r.Context().Done():
+				return
+			}
+		}
+		fmt.Fprintf(w, "<p>%d: %s</p>\n", i, OriginHost)
+		rc.Flush()
+	}
+}
+
+func empty(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Content-Length", "0")
+	w.WriteHeader(http.StatusOK)
+}
+
+func status(w http.ResponseWriter, r *http.Request) {
+	code, err := strconv.Atoi(r.PathValue("code"))
+	if err != nil || code < 200 || code > 599 {
+		http.Error(w, "status: want 200..599", http.StatusBadRequest)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.WriteHeader(code)
+}
