@@ -1,0 +1,234 @@
+package lazydfa
+
+import (
+	"encoding/binary"
+	"slices"
+
+	"github.com/streamsub/streamsub/matcher/internal/nfa"
+)
+
+// Status is the outcome of Cache.Scan.
+type Status uint8
+
+const (
+	// NoMatch: the whole input was scanned and the DFA ended Idle; the input
+	// holds no match and no thread is left alive at its end.
+	NoMatch Status = iota
+	// Matched: the window that opened at the returned offset reached a match
+	// state. The exact engine must resolve the input from that offset on.
+	Matched
+	// Open: the window that opened at the returned offset is still open at
+	// the end of the input: threads from there on may still match.
+	Open
+	// GaveUp: the cache ran out of budget too often; the exact engine must
+	// take over at the returned offset (the open window's start, or the
+	// position reached if the DFA was Idle).
+	GaveUp
+)
+
+var statusNames = [...]string{"no_match", "matched", "open", "gave_up"}
+
+func (s Status) String() string { return statusNames[s] }
+
+// Stats describes the work of a Cache.
+type Stats struct {
+	States int // states currently cached (including Idle)
+	Clears int // times the cache was emptied for lack of room
+	Bytes  int // memory accounted to the cache
+	GaveUp bool
+}
+
+// Cache is the partly built transition table of a DFA, owned by one stream
+// (one goroutine) at a time. It grows until its budget is reached; then it
+// is cleared and rebuilt, and after Config.MaxClears clears it gives up.
+// Its zero allocation steady state: once the states a body needs exist,
+// Scan allocates nothing.
+type Cache struct {
+	d        *DFA
+	startSet [256]bool // d.StartBytes(): bytes on which Idle is left
+
+	// Transition table: row i (state offset i*stride) has one entry per class.
+	trans []StateID
+	// NFA sets: state index i owns setData[setStart[i]:setStart[i+1]].
+	setData  []nfa.StateID
+	setStart []int32
+	ids      []StateID // the tagged ID of state index i
+	index    map[string]StateID
+
+	// Scratch for building states.
+	cl     closer
+	keybuf []byte
+
+	mem    int
+	clears int
+	gaveUp bool
+}
+
+// NewCache returns an empty cache for d.
+func (d *DFA) NewCache() *Cache {
+	c := &Cache{d: d, startSet: d.StartBytes()}
+	c.cl.init(d.nfa.Len())
+	c.clear()
+	return c
+}
+
+// clear empties the cache, keeping only Idle.
+func (c *Cache) clear() {
+	c.trans = c.trans[:0]
+	c.setData = c.setData[:0]
+	c.setStart = append(c.setStart[:0], 0)
+	c.ids = c.ids[:0]
+	if c.index == nil {
+		c.index = make(map[string]StateID)
+	} else {
+		clear(c.index)
+	}
+	c.mem = 0
+	c.keybuf = append(c.keybuf[:0], 0) // Idle: no match flag, empty set
+	c.insert(c.keybuf, nil, false)
+}
+
+// Reset prepares the cache for a new stream: the built states stay (they
+// are valid for any body), the give-up accounting starts over.
+func (c *Cache) Reset() {
+	if c.gaveUp {
+		c.clear()
+	}
+	c.clears = 0
+	c.gaveUp = false
+}
+
+// Stats reports the cache's size and history.
+func (c *Cache) Stats() Stats {
+	return Stats{States: len(c.ids), Clears: c.clears, Bytes: c.mem, GaveUp: c.gaveUp}
+}
+
+// insert adds a state for set (sorted) with the given key, and returns its ID.
+func (c *Cache) insert(key []byte, set []nfa.StateID, match bool) StateID {
+	idx := len(c.ids)
+	id := StateID(idx * c.d.stride)
+	if match {
+		id |= tagMatch
+	}
+	for range c.d.stride {
+		c.trans = append(c.trans, Unknown)
+	}
+	c.setData = append(c.setData, set...)
+	c.setStart = append(c.setStart, int32(len(c.setData)))
+	c.ids = append(c.ids, id)
+	c.index[string(key)] = id
+	c.mem += stateCost(c.d.stride, len(set))
+	return id
+}
+
+// stateCost is the memory accounted to one state: its row, its set, its
+// key and the map entry.
+func stateCost(stride, setLen int) int {
+	return 4*stride + 4*setLen + (1 + 4*setLen) + 64
+}
+
+// next computes the transition of s on byte b, building the target state
+// if needed. ok is false when the cache gave up.
+func (c *Cache) next(s StateID, b byte) (StateID, bool) {
+	d := c.d
+	idx := s.offset() / d.stride
+	set := c.setData[c.setStart[idx]:c.setStart[idx+1]]
+	cl := &c.cl
+	cl.reset()
+	for _, q := range set {
+		if succ, ok := step(d.nfa.State(q), b); ok {
+			cl.add(d.nfa, succ)
+		}
+	}
+	for _, q := range d.start {
+		if succ, ok := step(d.nfa.State(q), b); ok {
+			cl.add(d.nfa, succ)
+		}
+	}
+	slices.Sort(cl.consumers)
+	key := c.keybuf[:0]
+	if cl.match {
+		key = append(key, 1)
+	} else {
+		key = append(key, 0)
+	}
+	for _, q := range cl.consumers {
+		key = binary.LittleEndian.AppendUint32(key, uint32(q))
+	}
+	c.keybuf = key
+	if t, ok := c.index[string(key)]; ok {
+		c.trans[s.offset()+int(d.classes.Get(b))] = t
+		return t, true
+	}
+	if len(cl.consumers) == 0 && !cl.match {
+		// Unreachable: the empty non-match set is Idle and always indexed.
+		panic("lazydfa: Idle missing from index")
+	}
+	cost := stateCost(d.stride, len(cl.consumers))
+	if c.mem+cost > d.cacheBytes || (len(c.ids)+1)*d.stride > int(maxOffset) {
+		c.clears++
+		if c.clears > d.maxClears {
+			c.gaveUp = true
+			return Unknown, false
+		}
+		c.clear() // s's row is gone: the transition is not recorded
+		return c.insert(key, cl.consumers, cl.match), true
+	}
+	t := c.insert(key, cl.consumers, cl.match)
+	c.trans[s.offset()+int(d.classes.Get(b))] = t
+	return t, true
+}
+
+// Scan runs the DFA over b, starting Idle (no live thread before b[0]).
+// It returns NoMatch with len(b) when b holds no match and leaves no thread
+// alive; otherwise the offset in b where the decisive window opened, with
+// Matched, Open or GaveUp (see Status). Bytes before the returned offset
+// provably take part in no match.
+func (c *Cache) Scan(b []byte) (int, Status) {
+	if c.gaveUp {
+		return 0, GaveUp
+	}
+	trans := c.trans
+	cls := &c.d.classes.m
+	start := &c.startSet
+	n := len(b)
+	i := 0
+	for {
+		// Idle: skip the bytes that start no thread. PERF: unrolled table
+		// loop; BenchmarkSkip compares it with bytes.IndexByte.
+		for i+4 <= n && !start[b[i]] && !start[b[i+1]] && !start[b[i+2]] && !start[b[i+3]] {
+			i += 4
+		}
+		for i < n && !start[b[i]] {
+			i++
+		}
+		if i >= n {
+			return n, NoMatch
+		}
+		w := i
+		s := Idle
+		for {
+			if i >= n {
+				return w, Open
+			}
+			t := trans[int(s)+int(cls[b[i]])]
+			i++
+			if t-1 >= tagMatch-1 { // Idle, Unknown or match-tagged
+				if t == Unknown {
+					var ok bool
+					if t, ok = c.next(s, b[i-1]); !ok {
+						return w, GaveUp
+					}
+					trans = c.trans
+				}
+				if t == Idle {
+					break // window closed: all threads died without a match
+				}
+				if t&tagMatch != 0 {
+					return w, Matched
+				}
+			}
+			s = t
+		}
+	}
+}

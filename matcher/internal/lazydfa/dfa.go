@@ -1,0 +1,198 @@
+// Package lazydfa is the fast path of streamsub's rewriter: a lazy DFA that
+// scans a body for the places where a match can possibly be, so that the
+// exact engine (the Pike VM) runs only there.
+//
+// The DFA is built on demand from the rule set's byte-level NFA (package
+// nfa), one state per set of NFA states, cached with a memory budget. It
+// deliberately OVER-approximates the NFA: every Look assertion (^ $ \A \z
+// \b \B) counts as satisfied, an Invalid transition accepts any byte >= 0x80,
+// a thread starts at every byte (not only at UTF-8 unit boundaries) and all
+// threads live on (no leftmost-first pruning). Every real Pike VM thread is
+// therefore covered by the DFA's set, which gives the two facts the rewriter
+// relies on:
+//
+//   - the DFA is Idle (no live thread) ⇒ the exact engine has no live thread;
+//   - a window (bytes from leaving Idle to returning to it) in which the DFA
+//     never entered a match state contains no real match, so its bytes can be
+//     emitted unchanged.
+//
+// The DFA state is the set of live threads WITHOUT the threads that start at
+// the current byte (those are added on every step), so that "Idle" really
+// means "no thread started earlier is alive" — unlike a classic unanchored
+// DFA whose start state can coincide with a state holding live threads
+// (`[a-z]*q` after "ab").
+//
+// Cost: O(1) per byte once states are cached; building a state costs
+// O(NFA states). A rule set that can match the empty string (under the
+// over-approximation) has a match in its start set and gets no fast path
+// (CanMatchEmpty).
+//
+// A DFA is immutable and safe for concurrent use; each stream searches with
+// its own Cache (see cache.go). The design follows Russ Cox, "Regular
+// Expression Matching in the Wild" (https://swtch.com/~rsc/regexp/regexp3.html)
+// and Rust's regex-automata hybrid DFA.
+package lazydfa
+
+import (
+	"slices"
+
+	"github.com/streamsub/streamsub/matcher/internal/nfa"
+)
+
+// DefaultCacheBytes is the default memory budget of one Cache: transition
+// rows, NFA sets and the set index. Real HTML rule sets need a few hundred
+// states (tens of KiB); the budget only bites on adversarial rule sets.
+const DefaultCacheBytes = 2 << 20
+
+// minCacheBytes is the smallest budget honoured: room for a few states.
+const minCacheBytes = 4 << 10
+
+// Config tunes a DFA.
+type Config struct {
+	// CacheBytes is the memory budget of each Cache; 0 means DefaultCacheBytes.
+	CacheBytes int
+	// NoClasses turns byte classes off (one column per byte value); for tests.
+	NoClasses bool
+	// MaxClears is how many times a Cache may be cleared for lack of room
+	// before it gives up; 0 means defaultMaxClears.
+	MaxClears int
+}
+
+// defaultMaxClears: after this many clears a stream's cache gives up and
+// the exact engine runs alone (the DFA would be rebuilding states faster
+// than it uses them).
+const defaultMaxClears = 8
+
+// DFA is the immutable part of the lazy DFA of one rule set.
+type DFA struct {
+	nfa        *nfa.NFA
+	classes    Classes
+	stride     int           // classes.Len()
+	start      []nfa.StateID // consuming states of the start closure, sorted
+	startMatch bool          // the start closure reaches a Match
+	cacheBytes int
+	maxClears  int
+}
+
+// New builds the DFA of n. It does no determinization: states are built by
+// each Cache as the search needs them.
+func New(n *nfa.NFA, cfg Config) *DFA {
+	d := &DFA{nfa: n, cacheBytes: cfg.CacheBytes, maxClears: cfg.MaxClears}
+	if d.cacheBytes <= 0 {
+		d.cacheBytes = DefaultCacheBytes
+	}
+	d.cacheBytes = max(d.cacheBytes, minCacheBytes)
+	if d.maxClears <= 0 {
+		d.maxClears = defaultMaxClears
+	}
+	if cfg.NoClasses {
+		d.classes = identityClasses()
+	} else {
+		d.classes = newClasses(n)
+	}
+	d.stride = d.classes.Len()
+	var cl closer
+	cl.init(n.Len())
+	cl.add(n, n.Start())
+	d.start = slices.Clone(cl.consumers)
+	slices.Sort(d.start)
+	d.startMatch = cl.match
+	return d
+}
+
+// CanMatchEmpty reports whether some rule may match the empty string (with
+// every assertion taken as true). Such rule sets get no fast path: the start
+// state itself would be a match state.
+func (d *DFA) CanMatchEmpty() bool { return d.startMatch }
+
+// Classes returns the byte classes of the DFA.
+func (d *DFA) Classes() *Classes { return &d.classes }
+
+// StartBytes reports, for every byte value, whether a thread can begin by
+// consuming it (over-approximated): the bytes on which the DFA leaves Idle.
+// Every other byte is skipped by the search without touching the DFA.
+func (d *DFA) StartBytes() (set [256]bool) {
+	for b := range 256 {
+		for _, id := range d.start {
+			if _, ok := step(d.nfa.State(id), byte(b)); ok {
+				set[b] = true
+				break
+			}
+		}
+	}
+	return set
+}
+
+// step reports the successor of consuming state s on byte b, if s accepts b.
+// Invalid accepts every byte >= 0x80 (over-approximation).
+func step(s *nfa.State, b byte) (nfa.StateID, bool) {
+	switch s.Kind {
+	case nfa.KindRange:
+		return s.Next, s.Lo <= b && b <= s.Hi
+	case nfa.KindSparse:
+		for _, t := range s.Trans {
+			if b < t.Lo {
+				break
+			}
+			if b <= t.Hi {
+				return t.Next, true
+			}
+		}
+	case nfa.KindInvalid:
+		return s.Next, b >= 0x80
+	}
+	return 0, false
+}
+
+// closer computes epsilon closures with assertions taken as true. Its
+// sparse set makes membership O(1) and clearing O(1).
+type closer struct {
+	sparse    []uint32
+	dense     []nfa.StateID
+	stack     []nfa.StateID
+	consumers []nfa.StateID
+	match     bool
+}
+
+func (c *closer) init(n int) {
+	c.sparse = make([]uint32, n)
+	c.dense = make([]nfa.StateID, 0, n)
+}
+
+func (c *closer) reset() {
+	c.dense = c.dense[:0]
+	c.consumers = c.consumers[:0]
+	c.match = false
+}
+
+func (c *closer) has(id nfa.StateID) bool {
+	i := c.sparse[id]
+	return int(i) < len(c.dense) && c.dense[i] == id
+}
+
+// add adds id and its epsilon closure.
+func (c *closer) add(n *nfa.NFA, id nfa.StateID) {
+	c.stack = append(c.stack[:0], id)
+	for len(c.stack) > 0 {
+		id := c.stack[len(c.stack)-1]
+		c.stack = c.stack[:len(c.stack)-1]
+		if c.has(id) {
+			continue
+		}
+		c.sparse[id] = uint32(len(c.dense))
+		c.dense = append(c.dense, id)
+		s := n.State(id)
+		switch s.Kind {
+		case nfa.KindRange, nfa.KindSparse, nfa.KindInvalid:
+			c.consumers = append(c.consumers, id)
+		case nfa.KindUnion:
+			for i := len(s.Alts) - 1; i >= 0; i-- {
+				c.stack = append(c.stack, s.Alts[i])
+			}
+		case nfa.KindLook, nfa.KindCapture:
+			c.stack = append(c.stack, s.Next)
+		case nfa.KindMatch:
+			c.match = true
+		}
+	}
+}

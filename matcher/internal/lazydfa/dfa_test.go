@@ -1,0 +1,133 @@
+package lazydfa
+
+import (
+	"math/rand/v2"
+	"regexp"
+	"regexp/syntax"
+	"strings"
+	"testing"
+
+	"github.com/streamsub/streamsub/matcher/internal/nfa"
+)
+
+const parseFlags = (syntax.Perl | syntax.DotNL) &^ syntax.OneLine
+
+func mustNFA(t testing.TB, pats ...string) *nfa.NFA {
+	t.Helper()
+	res := make([]*syntax.Regexp, len(pats))
+	for i, p := range pats {
+		re, err := syntax.Parse(p, parseFlags)
+		if err != nil {
+			t.Fatalf("%q: %v", p, err)
+		}
+		res[i] = re
+	}
+	n, err := nfa.New(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// firstMatchStart returns where Go's regexp finds the leftmost match of the
+// alternation of pats in body, or -1.
+func firstMatchStart(pats []string, body string) int {
+	re := regexp.MustCompile("(?sm)(?:" + strings.Join(pats, ")|(?:") + ")")
+	if loc := re.FindStringIndex(body); loc != nil {
+		return loc[0]
+	}
+	return -1
+}
+
+func TestScan(t *testing.T) {
+	tests := []struct {
+		pats   []string
+		body   string
+		off    int
+		status Status
+	}{
+		{[]string{"abc"}, "xxabxxabc", 6, Matched},
+		{[]string{"abc"}, "xxabxxab", 6, Open},
+		{[]string{"abc"}, "xxabxxabd", 9, NoMatch},
+		{[]string{"abc"}, "", 0, NoMatch},
+		// [a-z]*q keeps a thread alive over letters: the window never closes.
+		{[]string{"[a-z]*q"}, "ab cd ef", 6, Open},
+		{[]string{"[a-z]*q"}, "ab cd ef.", 9, NoMatch},
+		{[]string{"[a-z]*q"}, "ab cdq ef.", 3, Matched},
+		// Assertions are taken as true: \bfoo\b "matches" inside xfoox.
+		{[]string{`\bfoo\b`}, "a xfoox", 3, Matched},
+		{[]string{`(a|aa)*b`}, "aaaa", 0, Open},
+		{[]string{`x`, `(?i)yz`}, "aaYZ", 2, Matched},
+		// Invalid is over-approximated as any byte >= 0x80.
+		{[]string{`<[^>]{2}>`}, "<\xff\xfe>", 0, Matched},
+		{[]string{`é`}, "caf\xc3\xa9", 3, Matched},
+	}
+	for _, tt := range tests {
+		for _, noClasses := range []bool{false, true} {
+			d := New(mustNFA(t, tt.pats...), Config{NoClasses: noClasses})
+			c := d.NewCache()
+			for range 2 { // cold, then warm cache
+				off, st := c.Scan([]byte(tt.body))
+				if off != tt.off || st != tt.status {
+					t.Errorf("%q on %q (noClasses=%v): got %d %v, want %d %v", tt.pats, tt.body, noClasses, off, st, tt.off, tt.status)
+				}
+			}
+		}
+	}
+}
+
+func TestCanMatchEmpty(t *testing.T) {
+	for _, tt := range []struct {
+		pats []string
+		want bool
+	}{
+		{[]string{"a"}, false}, {[]string{"a*"}, true}, {[]string{"a", `\b`}, true},
+		{[]string{"^$"}, true}, {[]string{"a|b?"}, true}, {[]string{"a+"}, false},
+	} {
+		if got := New(mustNFA(t, tt.pats...), Config{}).CanMatchEmpty(); got != tt.want {
+			t.Errorf("%q: CanMatchEmpty = %v, want %v", tt.pats, got, tt.want)
+		}
+	}
+}
+
+// TestScanSound checks the over-approximation on random rules and bodies:
+// no real match may start before the offset Scan returns, and NoMatch means
+// Go's regexp finds nothing. A tiny cache budget forces clears and give-ups.
+func TestScanSound(t *testing.T) {
+	atoms := []string{"a", "b", "ab", "[a-c]", "[^a]", ".", `\b`, "^", "$", "x|y", "é", "(?i)k", `\B`, "[0-9]{2}"}
+	quants := []string{"", "", "*", "+", "?", "{1,3}"}
+	r := rand.New(rand.NewPCG(1, 2))
+	alpha := []string{"a", "b", "c", "x", "y", "k", "K", "0", "1", " ", "\n", "é", "\xff", "\xc3"}
+	for iter := range 3000 {
+		var pats []string
+		for range 1 + r.IntN(3) {
+			var sb strings.Builder
+			for range 1 + r.IntN(3) {
+				sb.WriteString("(?:" + atoms[r.IntN(len(atoms))] + ")" + quants[r.IntN(len(quants))])
+			}
+			pats = append(pats, sb.String())
+		}
+		var sb strings.Builder
+		for range r.IntN(20) {
+			sb.WriteString(alpha[r.IntN(len(alpha))])
+		}
+		body := sb.String()
+		cfg := Config{}
+		if iter%3 == 0 {
+			cfg = Config{CacheBytes: 1, MaxClears: 1 + r.IntN(3)}
+		}
+		d := New(mustNFA(t, pats...), cfg)
+		if d.CanMatchEmpty() {
+			continue
+		}
+		c := d.NewCache()
+		off, st := c.Scan([]byte(body))
+		first := firstMatchStart(pats, body)
+		if first >= 0 && first < off {
+			t.Fatalf("%q on %q: real match at %d before Scan offset %d (%v)", pats, body, first, off, st)
+		}
+		if st == NoMatch && (first >= 0 || off != len(body)) {
+			t.Fatalf("%q on %q: NoMatch but match at %d", pats, body, first)
+		}
+	}
+}
