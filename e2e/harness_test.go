@@ -255,9 +255,8 @@ func do(t *testing.T, c *http.Client, method, url string, hdr map[string][]strin
 			req.Host = vs[0]
 			continue
 		}
-		for _, v := range vs {
-			req.Header.Add(k, v)
-		}
+		// Keep the name's case as written (no canonicalisation).
+		req.Header[k] = append(req.Header[k], vs...)
 	}
 	resp, err := c.Do(req)
 	if err != nil {
