@@ -16,19 +16,23 @@ import (
 )
 
 // refRewriter is the reference rewriter for one rule set.
+//
+// The rule set matches as the alternation (r0)|(r1)|… in declaration order
+// (leftmost-first). The oracle searches each rule on its own and takes the
+// leftmost start, the earlier rule on a tie: that is the same match, since
+// at a given start the alternation takes r0's preferred match there if r0
+// has one, else r1's, and so on. Searching rules separately keeps each
+// rule's group numbers and names its own.
 type refRewriter struct {
 	rules []Rule
-	// first searches the body from offset 0: `(alt)`.
-	first *regexp.Regexp
-	// later searches ctx+body[p:] for p > 0: `\A(?s:.)(?s:.*?)(alt)`, where
-	// ctx is one synthetic byte standing in for body[p-1] (see refContext).
-	later *regexp.Regexp
-	// base[i] is the group index (in both regexps) of rule i's wrapper group;
-	// rule i's own group k is group base[i]+k.
-	base   []int
-	ngroup []int            // number of capture groups of rule i
-	tmpl   [][]refPiece     // parsed template of rule i
-	names  []map[string]int // rule i's named groups → local group number
+	// first[i] searches the body from offset 0: `(?sm)R` as written.
+	first []*regexp.Regexp
+	// later[i] searches ctx+body[p:] for p > 0: `\A(?s:.)(?s:.*?)(R)`,
+	// where ctx is one synthetic byte standing in for body[p-1] (see
+	// refContext) and R is the rule's parsed tree printed back.
+	later  []*regexp.Regexp
+	ngroup []int        // number of capture groups of rule i
+	tmpl   [][]refPiece // parsed template of rule i
 }
 
 // refPiece is one piece of a parsed template: literal text, or a group
@@ -38,15 +42,10 @@ type refPiece struct {
 	group int // -1 for literal text
 }
 
-// newRefRewriter assembles the alternation of all rules in declaration
-// order. Each rule is parsed alone (regex rules with (?sm), plus (?i) for
-// IgnoreCase; literal rules quoted), its group names are recorded and then
-// stripped so that different rules' names cannot collide, and the rule is
-// wrapped in a capture group that tells which rule matched.
+// newRefRewriter compiles each rule: regex rules with (?sm), plus (?i) for
+// IgnoreCase; literal rules quoted.
 func newRefRewriter(rules []Rule) (*refRewriter, error) {
 	rw := &refRewriter{rules: rules}
-	var alts []string
-	group := 2 // group 1 is the whole alternation
 	for i, r := range rules {
 		src := "(?sm)" + r.Pattern
 		if r.Literal {
@@ -55,55 +54,41 @@ func newRefRewriter(rules []Rule) (*refRewriter, error) {
 		if r.IgnoreCase {
 			src = "(?i)" + src
 		}
-		re, err := syntax.Parse(src, syntax.Perl)
+		first, err := regexp.Compile(src)
+		if err != nil {
+			return nil, fmt.Errorf("rule %d: %w", i, err)
+		}
+		tree, err := syntax.Parse(src, syntax.Perl)
+		if err != nil {
+			return nil, fmt.Errorf("rule %d: %w", i, err)
+		}
+		// Embed the printed tree, not src: src may end inside \Q….
+		// Printing must reach a fixed point, or it lost something.
+		printed := tree.String()
+		again, err := syntax.Parse(printed, syntax.Perl)
+		if err != nil || again.String() != printed {
+			return nil, fmt.Errorf("rule %d: %q does not print back stably (%q): %v", i, r.Pattern, printed, err)
+		}
+		later, err := regexp.Compile(`\A(?s:.)(?s:.*?)(` + printed + ")")
 		if err != nil {
 			return nil, fmt.Errorf("rule %d: %w", i, err)
 		}
 		names := map[string]int{}
-		stripNames(re, names)
-		// The printed tree must parse back to the same tree, or the
-		// assembled regexp would not mean what the rule means.
-		back, err := syntax.Parse(re.String(), syntax.Perl)
-		if err != nil || !back.Equal(re) {
-			return nil, fmt.Errorf("rule %d: %q does not round-trip through syntax.Regexp.String (%q): %v", i, r.Pattern, re.String(), err)
+		for g, name := range first.SubexpNames() {
+			if _, dup := names[name]; name != "" && !dup {
+				names[name] = g
+			}
 		}
-		n := re.MaxCap()
 		tmpl, err := parseRefTemplate(r.Replace, names)
 		if err != nil {
 			return nil, fmt.Errorf("rule %d: %w", i, err)
 		}
-		rw.base = append(rw.base, group)
-		rw.ngroup = append(rw.ngroup, n)
-		rw.names = append(rw.names, names)
+		rw.first = append(rw.first, first)
+		rw.later = append(rw.later, later)
+		rw.ngroup = append(rw.ngroup, first.NumSubexp())
 		rw.tmpl = append(rw.tmpl, tmpl)
-		group += 1 + n
-		alts = append(alts, "("+re.String()+")")
-	}
-	alt := strings.Join(alts, "|")
-	if len(rules) == 0 {
-		alt = `[^\x00-\x{10FFFF}]` // matches nothing
-	}
-	var err error
-	if rw.first, err = regexp.Compile("(" + alt + ")"); err != nil {
-		return nil, fmt.Errorf("assembled rule set: %w", err)
-	}
-	if rw.later, err = regexp.Compile(`\A(?s:.)(?s:.*?)(` + alt + ")"); err != nil {
-		return nil, fmt.Errorf("assembled rule set: %w", err)
 	}
 	return rw, nil
-}
-
-// stripNames records the capture names of re into names and removes them.
-func stripNames(re *syntax.Regexp, names map[string]int) {
-	if re.Op == syntax.OpCapture && re.Name != "" {
-		if _, dup := names[re.Name]; !dup {
-			names[re.Name] = re.Cap
-		}
-		re.Name = ""
-	}
-	for _, sub := range re.Sub {
-		stripNames(sub, names)
-	}
 }
 
 // parseRefTemplate parses a replacement template: $& and $0 (whole match),
@@ -195,36 +180,30 @@ func refContext(prev byte) byte {
 // matched and the submatch offsets (absolute, -1 when a group did not
 // participate) of that rule's groups, group 0 being the whole match.
 func (rw *refRewriter) find(body []byte, p int) (rule int, groups []int, ok bool) {
-	var m []int
-	shift := 0
-	if p == 0 {
-		m = rw.first.FindSubmatchIndex(body)
-	} else {
-		buf := make([]byte, 0, 1+len(body)-p)
+	var buf []byte
+	if p > 0 {
+		buf = make([]byte, 0, 1+len(body)-p)
 		buf = append(buf, refContext(body[p-1]))
 		buf = append(buf, body[p:]...)
-		m = rw.later.FindSubmatchIndex(buf)
-		shift = p - 1
-	}
-	if m == nil {
-		return 0, nil, false
 	}
 	for i := range rw.rules {
-		b := rw.base[i]
-		if m[2*b] < 0 {
-			continue
-		}
-		groups = make([]int, 0, 2*(1+rw.ngroup[i]))
-		for g := b; g <= b+rw.ngroup[i]; g++ {
-			s, e := m[2*g], m[2*g+1]
-			if s >= 0 {
-				s, e = s+shift, e+shift
+		var m []int
+		if p == 0 {
+			m = rw.first[i].FindSubmatchIndex(body)
+		} else if m = rw.later[i].FindSubmatchIndex(buf); m != nil {
+			// Drop the group of the whole search; shift to body offsets.
+			m = m[2:]
+			for j := range m {
+				if m[j] >= 0 {
+					m[j] += p - 1
+				}
 			}
-			groups = append(groups, s, e)
 		}
-		return i, groups, true
+		if m != nil && (!ok || m[0] < groups[0]) {
+			rule, groups, ok = i, m, true
+		}
 	}
-	panic(fmt.Sprintf("reference: match %v belongs to no rule", m))
+	return rule, groups, ok
 }
 
 // rewrite applies the rule set to the whole body (semantics.md, "Which
