@@ -1,0 +1,137 @@
+// Package prefilter finds, in a body, the next byte at which a match of a
+// rule set can begin, so that the fast path skips everything else without
+// running an automaton. It runs only while no thread is alive (the lazy
+// DFA's Idle state).
+//
+// The start set is computed from the NFA with the same over-approximation
+// as the lazy DFA (assertions true, Invalid = any byte >= 0x80), so a byte
+// outside it can never begin a match. The skip loop is chosen once per rule
+// set: bytes.IndexByte (vectorised by the Go runtime) for a one-byte set, an
+// unrolled [256]bool table loop otherwise, nothing when every byte can start
+// a match. BenchmarkSkip measures the two loops side by side.
+//
+// PERF: a SIMD multi-byte search (simd/archsimd, behind a build tag) and a
+// rare-byte / required-literal prefilter would help rule sets whose start
+// set is small but has more than one byte; not done.
+package prefilter
+
+import (
+	"bytes"
+
+	"github.com/streamsub/streamsub/matcher/internal/nfa"
+)
+
+// Kind is the skip loop a Prefilter uses.
+type Kind uint8
+
+const (
+	None  Kind = iota // every byte may start a match: nothing to skip
+	Byte              // one start byte: bytes.IndexByte
+	Table             // several: [256]bool table loop
+	Never             // no byte starts a match
+)
+
+var kindNames = [...]string{"none", "byte", "table", "never"}
+
+func (k Kind) String() string { return kindNames[k] }
+
+// Prefilter skips to the next byte of its set. It is immutable and safe for
+// concurrent use.
+type Prefilter struct {
+	set  [256]bool
+	kind Kind
+	one  byte
+}
+
+// New returns a prefilter for the given start set.
+func New(set [256]bool) *Prefilter {
+	p := &Prefilter{set: set}
+	n := 0
+	for b, in := range set {
+		if in {
+			n++
+			p.one = byte(b)
+		}
+	}
+	switch n {
+	case 0:
+		p.kind = Never
+	case 1:
+		p.kind = Byte
+	case 256:
+		p.kind = None
+	default:
+		p.kind = Table
+	}
+	return p
+}
+
+// Kind returns the skip loop p uses.
+func (p *Prefilter) Kind() Kind { return p.kind }
+
+// Set returns the start set.
+func (p *Prefilter) Set() *[256]bool { return &p.set }
+
+// Next returns the smallest index >= i of a byte of b in p's set, or len(b).
+func (p *Prefilter) Next(b []byte, i int) int {
+	switch p.kind {
+	case None:
+		return i
+	case Never:
+		return len(b)
+	case Byte:
+		if j := bytes.IndexByte(b[i:], p.one); j >= 0 {
+			return i + j
+		}
+		return len(b)
+	}
+	return tableNext(&p.set, b, i)
+}
+
+func tableNext(set *[256]bool, b []byte, i int) int {
+	n := len(b)
+	for i+4 <= n && !set[b[i]] && !set[b[i+1]] && !set[b[i+2]] && !set[b[i+3]] {
+		i += 4
+	}
+	for i < n && !set[b[i]] {
+		i++
+	}
+	return i
+}
+
+// StartBytes returns the set of bytes that can begin a match of n, with
+// every assertion taken as true and Invalid as any byte >= 0x80.
+func StartBytes(n *nfa.NFA) (set [256]bool) {
+	seen := make([]bool, n.Len())
+	stack := []nfa.StateID{n.Start()}
+	for len(stack) > 0 {
+		id := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if seen[id] {
+			continue
+		}
+		seen[id] = true
+		s := n.State(id)
+		switch s.Kind {
+		case nfa.KindRange:
+			for b := int(s.Lo); b <= int(s.Hi); b++ {
+				set[b] = true
+			}
+		case nfa.KindSparse:
+			for _, t := range s.Trans {
+				for b := int(t.Lo); b <= int(t.Hi); b++ {
+					set[b] = true
+				}
+			}
+		case nfa.KindInvalid:
+			for b := 0x80; b <= 0xFF; b++ {
+				set[b] = true
+			}
+		case nfa.KindUnion:
+			stack = append(stack, s.Alts...)
+		case nfa.KindLook, nfa.KindCapture:
+			stack = append(stack, s.Next)
+		}
+	}
+	return set
+}
