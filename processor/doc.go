@@ -1,0 +1,12 @@
+// Package processor owns one Envoy ext_proc Process stream at a time: the
+// per-stream state machine that strips internal headers, decides whether a
+// response body is rewritten, and feeds STREAMED body chunks through a
+// matcher.Stream, answering exactly one reply per chunk, in order.
+//
+// It knows the ext_proc v3 protocol and the config types, nothing of gRPC
+// servers, listeners, reloading or automata: the server wires it up and the
+// matcher does the bytes. design.md §2 lists the Envoy facts it relies on.
+//
+// Concurrency: a Processor is safe for concurrent use; each Process call
+// runs one stream whose state is owned by the calling goroutine alone.
+package processor

@@ -1,0 +1,239 @@
+package processor
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"testing"
+	"testing/synctest"
+
+	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
+	extprocfilterv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/ext_proc/v3"
+	extprocv3 "github.com/envoyproxy/go-control-plane/envoy/service/ext_proc/v3"
+	"github.com/prometheus/client_golang/prometheus"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/streamsub/streamsub/server/config"
+)
+
+// fakeStream is an in-memory ExternalProcessor_ProcessServer: the test plays
+// Envoy on in/out.
+type fakeStream struct {
+	grpc.ServerStream // nil: only Context, Recv and Send are used
+	ctx               context.Context
+	in                chan *extprocv3.ProcessingRequest // closed: Recv returns io.EOF
+	out               chan *extprocv3.ProcessingResponse
+	panicOnRecv       chan struct{} // closed: the next Recv panics
+}
+
+func (f *fakeStream) Context() context.Context { return f.ctx }
+
+func (f *fakeStream) Recv() (*extprocv3.ProcessingRequest, error) {
+	select {
+	case <-f.panicOnRecv:
+		panic("test: Recv exploded")
+	case req, ok := <-f.in:
+		if !ok {
+			return nil, io.EOF
+		}
+		return req, nil
+	case <-f.ctx.Done():
+		return nil, status.FromContextError(f.ctx.Err()).Err()
+	}
+}
+
+// Send copies the reply, as gRPC's serialisation does: the processor reuses
+// its reply messages and buffers.
+func (f *fakeStream) Send(resp *extprocv3.ProcessingResponse) error {
+	f.out <- proto.Clone(resp).(*extprocv3.ProcessingResponse)
+	return nil
+}
+
+// harness runs one Process stream against a fakeStream. Use it inside a
+// synctest bubble: synctest.Wait tells "no reply" from "reply not yet sent".
+type harness struct {
+	t    *testing.T
+	fs   *fakeStream
+	done chan error
+	err  error
+	over bool
+	// cancel cancels the stream's context, as Envoy resetting it does.
+	cancel context.CancelFunc
+}
+
+func newProcessor(t *testing.T, cfg *config.Config) (*Processor, *Metrics) {
+	t.Helper()
+	m := NewMetrics(prometheus.NewRegistry())
+	return New(func() *config.Config { return cfg }, m, slog.New(slog.DiscardHandler)), m
+}
+
+// startStream starts p.Process; md is the stream's initial metadata.
+func startStream(t *testing.T, p *Processor, md ...string) *harness {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	if len(md) > 0 {
+		ctx = metadata.NewIncomingContext(ctx, metadata.Pairs(md...))
+	}
+	h := &harness{t: t, cancel: cancel, done: make(chan error, 1), fs: &fakeStream{
+		ctx:         ctx,
+		in:          make(chan *extprocv3.ProcessingRequest, 64),
+		out:         make(chan *extprocv3.ProcessingResponse, 64),
+		panicOnRecv: make(chan struct{}),
+	}}
+	go func() { h.done <- p.Process(h.fs) }()
+	return h
+}
+
+func headerMap(kv []string) *corev3.HeaderMap {
+	hm := &corev3.HeaderMap{}
+	for i := 0; i+1 < len(kv); i += 2 {
+		hm.Headers = append(hm.Headers, &corev3.HeaderValue{Key: kv[i], RawValue: []byte(kv[i+1])})
+	}
+	return hm
+}
+
+func (h *harness) send(req *extprocv3.ProcessingRequest) { h.fs.in <- req }
+
+// sendRequestHeaders sends request headers (key, value pairs) of a request
+// without body.
+func (h *harness) sendRequestHeaders(kv ...string) {
+	h.send(&extprocv3.ProcessingRequest{Request: &extprocv3.ProcessingRequest_RequestHeaders{
+		RequestHeaders: &extprocv3.HttpHeaders{Headers: headerMap(kv), EndOfStream: true}}})
+}
+
+// sendResponseHeaders sends response headers; eos says no body follows.
+func (h *harness) sendResponseHeaders(eos bool, kv ...string) {
+	h.send(&extprocv3.ProcessingRequest{Request: &extprocv3.ProcessingRequest_ResponseHeaders{
+		ResponseHeaders: &extprocv3.HttpHeaders{Headers: headerMap(kv), EndOfStream: eos}}})
+}
+
+// sendBody sends one response body chunk.
+func (h *harness) sendBody(chunk string, eos bool) {
+	h.send(&extprocv3.ProcessingRequest{Request: &extprocv3.ProcessingRequest_ResponseBody{
+		ResponseBody: &extprocv3.HttpBody{Body: []byte(chunk), EndOfStream: eos}}})
+}
+
+// next returns the next reply, failing if the stream is idle without one.
+func (h *harness) next() *extprocv3.ProcessingResponse {
+	h.t.Helper()
+	synctest.Wait()
+	select {
+	case r := <-h.fs.out:
+		return r
+	default:
+		h.t.Fatalf("no reply from the processor")
+		return nil
+	}
+}
+
+// wantNoReply fails if a reply is waiting.
+func (h *harness) wantNoReply() {
+	h.t.Helper()
+	synctest.Wait()
+	select {
+	case r := <-h.fs.out:
+		h.t.Fatalf("unexpected reply %v", r)
+	default:
+	}
+}
+
+// wantHeadersReply returns the CommonResponse of the next reply, which must
+// answer request or response headers.
+func (h *harness) wantHeadersReply() (*extprocv3.CommonResponse, *extprocv3.ProcessingResponse) {
+	h.t.Helper()
+	r := h.next()
+	switch x := r.Response.(type) {
+	case *extprocv3.ProcessingResponse_RequestHeaders:
+		return x.RequestHeaders.GetResponse(), r
+	case *extprocv3.ProcessingResponse_ResponseHeaders:
+		return x.ResponseHeaders.GetResponse(), r
+	}
+	h.t.Fatalf("reply %T, want a headers reply", r.Response)
+	return nil, nil
+}
+
+// wantModeOverride reads a response headers reply and checks its mode
+// override restates both body modes and both trailer modes.
+func (h *harness) wantModeOverride(body extprocfilterv3.ProcessingMode_BodySendMode) *extprocv3.CommonResponse {
+	h.t.Helper()
+	c, r := h.wantHeadersReply()
+	if _, ok := r.Response.(*extprocv3.ProcessingResponse_ResponseHeaders); !ok {
+		h.t.Fatalf("reply %T, want response headers reply", r.Response)
+	}
+	want := &extprocfilterv3.ProcessingMode{
+		RequestBodyMode:     extprocfilterv3.ProcessingMode_NONE,
+		ResponseBodyMode:    body,
+		RequestTrailerMode:  extprocfilterv3.ProcessingMode_SKIP,
+		ResponseTrailerMode: extprocfilterv3.ProcessingMode_SKIP,
+	}
+	if !proto.Equal(r.GetModeOverride(), want) {
+		h.t.Fatalf("mode_override = %v, want %v", r.GetModeOverride(), want)
+	}
+	return c
+}
+
+// wantBodyReply reads a response body reply, which must carry an explicit
+// body mutation, and returns the body.
+func (h *harness) wantBodyReply() []byte {
+	h.t.Helper()
+	r := h.next()
+	rb, ok := r.Response.(*extprocv3.ProcessingResponse_ResponseBody)
+	if !ok {
+		h.t.Fatalf("reply %T, want response body reply", r.Response)
+	}
+	m, ok := rb.ResponseBody.GetResponse().GetBodyMutation().GetMutation().(*extprocv3.BodyMutation_Body)
+	if !ok {
+		h.t.Fatalf("body reply without BodyMutation_Body (%v): Envoy would pass the original chunk", rb.ResponseBody)
+	}
+	return m.Body
+}
+
+// wantPassThrough reads a body reply without mutation.
+func (h *harness) wantPassThrough() {
+	h.t.Helper()
+	r := h.next()
+	rb, ok := r.Response.(*extprocv3.ProcessingResponse_ResponseBody)
+	if !ok || rb.ResponseBody.GetResponse().GetBodyMutation() != nil {
+		h.t.Fatalf("reply %v, want a body reply without mutation", r)
+	}
+}
+
+// wait returns Process's result; the stream must have ended.
+func (h *harness) wait() error {
+	h.t.Helper()
+	if h.over {
+		return h.err
+	}
+	synctest.Wait()
+	select {
+	case h.err = <-h.done:
+		h.over = true
+		return h.err
+	default:
+		h.t.Fatalf("stream still running")
+		return nil
+	}
+}
+
+// wantError checks that the stream ended with a gRPC status of code.
+func (h *harness) wantError(code codes.Code) {
+	h.t.Helper()
+	err := h.wait()
+	if status.Code(err) != code {
+		h.t.Fatalf("stream ended with %v, want code %v", err, code)
+	}
+}
+
+// closeOK half-closes the stream as Envoy does and wants a clean end.
+func (h *harness) closeOK() {
+	h.t.Helper()
+	close(h.fs.in)
+	if err := h.wait(); err != nil {
+		h.t.Fatalf("stream ended with %v, want nil", err)
+	}
+}

@@ -1,0 +1,73 @@
+package processor
+
+import "github.com/prometheus/client_golang/prometheus"
+
+// Metrics are the processor's Prometheus collectors. Label values are rule
+// set names (bounded by the config) and the snake_case tokens of this
+// package (skip reasons, error tokens).
+type Metrics struct {
+	Streams       prometheus.Counter
+	ActiveStreams prometheus.Gauge
+	Rewritten     *prometheus.CounterVec // by rule_set
+	Skipped       *prometheus.CounterVec // by reason
+	BytesIn       *prometheus.CounterVec // by rule_set
+	BytesOut      *prometheus.CounterVec // by rule_set
+	Replacements  *prometheus.CounterVec // by rule_set
+	CapExceeded   *prometheus.CounterVec // by rule_set
+	Errors        *prometheus.CounterVec // by error token
+	ChunkSeconds  prometheus.Histogram
+}
+
+// NewMetrics creates the processor's collectors and registers them with reg
+// (unless reg is nil).
+func NewMetrics(reg prometheus.Registerer) *Metrics {
+	m := &Metrics{
+		Streams: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "streamsub_streams_total",
+			Help: "ext_proc Process streams started.",
+		}),
+		ActiveStreams: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "streamsub_streams_active",
+			Help: "ext_proc Process streams in progress.",
+		}),
+		Rewritten: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "streamsub_bodies_rewritten_total",
+			Help: "Response bodies streamed through a rule set.",
+		}, []string{"rule_set"}),
+		Skipped: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "streamsub_bodies_skipped_total",
+			Help: "Responses whose body was not rewritten, by reason.",
+		}, []string{"reason"}),
+		BytesIn: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "streamsub_body_bytes_in_total",
+			Help: "Response body bytes received from Envoy for rewriting.",
+		}, []string{"rule_set"}),
+		BytesOut: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "streamsub_body_bytes_out_total",
+			Help: "Rewritten response body bytes sent back to Envoy.",
+		}, []string{"rule_set"}),
+		Replacements: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "streamsub_replacements_total",
+			Help: "Matches replaced in response bodies.",
+		}, []string{"rule_set"}),
+		CapExceeded: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "streamsub_stream_buffer_cap_exceeded_total",
+			Help: "Bodies whose held-back bytes exceeded max_buffered_bytes; the rest passed through unchanged.",
+		}, []string{"rule_set"}),
+		Errors: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "streamsub_stream_errors_total",
+			Help: "Process streams ended by an error, or body data lost, by error token.",
+		}, []string{"error"}),
+		ChunkSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "streamsub_chunk_processing_seconds",
+			Help: "Time to rewrite one response body chunk (excluding gRPC send/receive).",
+			// 1µs .. ~16ms: a 16 KiB chunk at 100 MB/s takes ~160µs.
+			Buckets: prometheus.ExponentialBuckets(1e-6, 2, 15),
+		}),
+	}
+	if reg != nil {
+		reg.MustRegister(m.Streams, m.ActiveStreams, m.Rewritten, m.Skipped, m.BytesIn,
+			m.BytesOut, m.Replacements, m.CapExceeded, m.Errors, m.ChunkSeconds)
+	}
+	return m
+}

@@ -1,0 +1,140 @@
+package processor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"runtime/debug"
+	"sync"
+
+	extprocv3 "github.com/envoyproxy/go-control-plane/envoy/service/ext_proc/v3"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+
+	"github.com/streamsub/streamsub/server/config"
+)
+
+// RuleSetMetadataKey is the gRPC initial metadata key that names the rule
+// set for a stream; Envoy sets it per virtual host in the ext_proc
+// grpc_service's initial_metadata. It wins over the :authority host map.
+const RuleSetMetadataKey = "x-streamsub-ruleset"
+
+// maxPooledBuffer caps the output buffer a pooled stream keeps, so one huge
+// chunk does not pin its memory for ever.
+const maxPooledBuffer = 1 << 20
+
+// Processor is the ext_proc service: each Process call runs one stream's
+// state machine. It is safe for concurrent use.
+type Processor struct {
+	extprocv3.UnimplementedExternalProcessorServer
+
+	current func() *config.Config // the config a new stream starts with
+	metrics *Metrics
+	log     *slog.Logger
+	pool    sync.Pool // *stream, with its reply messages and output buffer
+}
+
+// New returns a Processor. current is called once at the start of every
+// stream; the stream keeps that config to its end, so a reload never
+// changes a body half-way. current may return nil (nothing loaded): then
+// every body is skipped and no header is removed.
+func New(current func() *config.Config, m *Metrics, log *slog.Logger) *Processor {
+	if m == nil {
+		m = NewMetrics(nil)
+	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Processor{current: current, metrics: m, log: log}
+}
+
+// Process runs one ext_proc stream: Recv → dispatch → Send until Envoy
+// closes it. Protocol violations end this stream only, with a gRPC status;
+// a panic is recovered here and becomes codes.Internal.
+func (p *Processor) Process(srv extprocv3.ExternalProcessor_ProcessServer) (err error) {
+	p.metrics.Streams.Inc()
+	p.metrics.ActiveStreams.Inc()
+	defer p.metrics.ActiveStreams.Dec()
+
+	s, _ := p.pool.Get().(*stream)
+	if s == nil {
+		s = newStream()
+	}
+	s.start(p, srv)
+	defer func() {
+		if r := recover(); r != nil {
+			// s may be inconsistent: drop it rather than pool it.
+			p.metrics.Errors.WithLabelValues(errPanic).Inc()
+			p.log.Error("ext_proc stream panicked", "error", errPanic, "panic", fmt.Sprint(r),
+				"stack", string(debug.Stack()), "authority", s.authority, "path", s.path)
+			err = status.Error(codes.Internal, "internal error")
+			return
+		}
+		s.finish()
+		p.pool.Put(s)
+	}()
+	return s.run()
+}
+
+// run is the stream loop. It returns nil when Envoy ends the stream.
+func (s *stream) run() error {
+	for {
+		req, err := s.srv.Recv()
+		if err != nil {
+			if quietEnd(err) {
+				return nil
+			}
+			s.p.metrics.Errors.WithLabelValues(errRecv).Inc()
+			s.p.log.Warn("ext_proc receive failed", "error", errRecv, "cause", err,
+				"authority", s.authority, "path", s.path)
+			return err
+		}
+		resp, err := s.handle(req)
+		if err != nil {
+			var se *streamError
+			token := "internal"
+			if errors.As(err, &se) {
+				token = se.token
+			}
+			s.p.metrics.Errors.WithLabelValues(token).Inc()
+			s.p.log.Warn("ext_proc stream aborted", "error", token, "cause", err.Error(),
+				"authority", s.authority, "path", s.path)
+			return err
+		}
+		if req.GetObservabilityMode() {
+			continue // Envoy ignores replies in observability mode
+		}
+		if err := s.srv.Send(resp); err != nil {
+			if quietEnd(err) {
+				return nil
+			}
+			s.p.metrics.Errors.WithLabelValues(errSend).Inc()
+			s.p.log.Warn("ext_proc send failed", "error", errSend, "cause", err,
+				"authority", s.authority, "path", s.path)
+			return err
+		}
+	}
+}
+
+// quietEnd reports whether a Recv/Send error is the normal end of a stream:
+// Envoy half-closed it, or the HTTP request is gone.
+func quietEnd(err error) bool {
+	if errors.Is(err, io.EOF) || errors.Is(err, context.Canceled) {
+		return true
+	}
+	c := status.Code(err)
+	return c == codes.Canceled
+}
+
+// ruleSetFromMetadata returns the rule set name that Envoy put in the
+// stream's initial metadata, or "".
+func ruleSetFromMetadata(ctx context.Context) string {
+	vs := metadata.ValueFromIncomingContext(ctx, RuleSetMetadataKey)
+	if len(vs) == 0 {
+		return ""
+	}
+	return vs[0]
+}

@@ -1,0 +1,553 @@
+package processor
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+	"testing"
+	"testing/synctest"
+
+	extprocfilterv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/ext_proc/v3"
+	extprocv3 "github.com/envoyproxy/go-control-plane/envoy/service/ext_proc/v3"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/streamsub/streamsub/matcher"
+	"github.com/streamsub/streamsub/server/config"
+)
+
+const testConfig = `
+rule_sets:
+  - name: standard
+    content_types: [text/html, text/css]
+    rules:
+      - {literal: "foo", replace: "bar"}
+      - {regex: "a+b", replace: "X"}
+  - name: keep
+    keep_last_modified: true
+    rules:
+      - {literal: "foo", replace: "FOO"}
+  - name: anything
+    content_types: ["*"]
+    rules:
+      - {literal: "secret", replace: "public"}
+hosts:
+  site.test: standard
+  keep.test: keep
+header_filter:
+  request:  {remove: [x-debug-token], remove_prefixes: [x-internal-]}
+  response: {remove: [x-powered-by], remove_prefixes: [x-origin-]}
+`
+
+func testCfg(t *testing.T) *config.Config {
+	t.Helper()
+	cfg, err := config.Parse([]byte(testConfig), "processor_test.yaml")
+	if err != nil {
+		t.Fatalf("config.Parse: %v", err)
+	}
+	return cfg
+}
+
+// requireEngine skips a test that needs real rewriting while matcher is
+// still the pass-through placeholder.
+func requireEngine(t *testing.T) {
+	t.Helper()
+	rs, err := matcher.Compile([]matcher.Rule{{Pattern: "a", Literal: true, Replace: "b"}}, matcher.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := rs.NewStream()
+	if out := st.Close(st.Write(nil, []byte("a"))); string(out) != "b" {
+		t.Skip("matcher is still the pass-through placeholder")
+	}
+}
+
+// rewriteResponse plays a whole HTML response for host site.test through
+// one stream, in the given chunks, and returns the body replies.
+func rewriteResponse(t *testing.T, p *Processor, chunks []string) [][]byte {
+	h := startStream(t, p)
+	h.sendRequestHeaders(":method", "GET", ":authority", "site.test", ":path", "/")
+	h.wantHeadersReply()
+	h.sendResponseHeaders(false, ":status", "200", "content-type", "text/html; charset=utf-8")
+	h.wantModeOverride(extprocfilterv3.ProcessingMode_STREAMED)
+	// Envoy pipelines chunks without waiting for replies.
+	for i, c := range chunks {
+		h.sendBody(c, i == len(chunks)-1)
+	}
+	var got [][]byte
+	for range chunks {
+		got = append(got, h.wantBodyReply())
+	}
+	h.wantNoReply()
+	h.closeOK()
+	return got
+}
+
+func TestRewriteAcrossChunks(t *testing.T) {
+	requireEngine(t)
+	cfg := testCfg(t)
+	tests := []struct {
+		chunks []string
+		want   string
+	}{
+		{[]string{"foo"}, "bar"},
+		{[]string{"f", "o", "o", ""}, "bar"},
+		{[]string{"xxfo", "oyy"}, "xxbaryy"},
+		{[]string{"aa", "ab foo", "f"}, "X barf"},
+		{[]string{"a", "a", "", "a", "b"}, "X"},
+		{[]string{"a", "a", "a"}, "aaa"}, // a+b never completes: the tail is flushed unchanged
+		{[]string{"", ""}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(fmt.Sprintf("%q", tt.chunks), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				p, m := newProcessor(t, cfg)
+				got := rewriteResponse(t, p, tt.chunks)
+				if len(got) != len(tt.chunks) {
+					t.Fatalf("%d replies for %d chunks", len(got), len(tt.chunks))
+				}
+				if body := string(bytes.Join(got, nil)); body != tt.want {
+					t.Errorf("body = %q, want %q (replies %q)", body, tt.want, got)
+				}
+				in := testutil.ToFloat64(m.BytesIn.WithLabelValues("standard"))
+				out := testutil.ToFloat64(m.BytesOut.WithLabelValues("standard"))
+				if in != float64(len(strings.Join(tt.chunks, ""))) || out != float64(len(tt.want)) {
+					t.Errorf("bytes in/out = %v/%v, want %d/%d", in, out, len(strings.Join(tt.chunks, "")), len(tt.want))
+				}
+			})
+		})
+	}
+}
+
+// TestEveryCut cuts one body at every position (plus an empty final chunk)
+// and checks the replies add up to the same rewrite.
+func TestEveryCut(t *testing.T) {
+	requireEngine(t)
+	cfg := testCfg(t)
+	const body, want = "<p>foo aab fofoo</p>", "<p>bar X fobar</p>"
+	for cut := 0; cut <= len(body); cut++ {
+		synctest.Test(t, func(t *testing.T) {
+			p, _ := newProcessor(t, cfg)
+			got := rewriteResponse(t, p, []string{body[:cut], body[cut:], ""})
+			if s := string(bytes.Join(got, nil)); s != want {
+				t.Errorf("cut %d: body = %q, want %q (replies %q)", cut, s, want, got)
+			}
+		})
+	}
+}
+
+// TestHeldBackTail checks that a chunk whose output is all held back gets an
+// explicit empty body, and that end_of_stream flushes the tail.
+func TestHeldBackTail(t *testing.T) {
+	requireEngine(t)
+	synctest.Test(t, func(t *testing.T) {
+		p, m := newProcessor(t, testCfg(t))
+		got := rewriteResponse(t, p, []string{"fo", "o", "aa", ""})
+		want := []string{"", "bar", "", "aa"}
+		for i := range want {
+			if string(got[i]) != want[i] {
+				t.Errorf("reply %d = %q, want %q", i, got[i], want[i])
+			}
+		}
+		if n := testutil.ToFloat64(m.Replacements.WithLabelValues("standard")); n != 1 {
+			t.Errorf("replacements = %v, want 1", n)
+		}
+	})
+}
+
+// TestEmptyBodyMutationEncodes checks that an empty output survives the
+// wire as an explicit (empty) body, not as "no mutation".
+func TestEmptyBodyMutationEncodes(t *testing.T) {
+	s := newStream()
+	s.bodyData.Body = nil
+	wire, err := proto.Marshal(s.bodyReply)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back extprocv3.ProcessingResponse
+	if err := proto.Unmarshal(wire, &back); err != nil {
+		t.Fatal(err)
+	}
+	m := back.GetResponseBody().GetResponse().GetBodyMutation().GetMutation()
+	if b, ok := m.(*extprocv3.BodyMutation_Body); !ok || len(b.Body) != 0 {
+		t.Fatalf("decoded mutation %#v, want an empty BodyMutation_Body", m)
+	}
+}
+
+func TestSkipDecisions(t *testing.T) {
+	cfg := testCfg(t)
+	html := []string{":status", "200", "content-type", "text/html"}
+	tests := []struct {
+		name     string
+		md       []string // initial metadata
+		method   string
+		host     string
+		resp     []string
+		eos      bool
+		rewrite  bool
+		reason   string
+		override string // expected rule set via metadata
+	}{
+		{name: "html", method: "GET", host: "site.test", resp: html, rewrite: true},
+		{name: "css with params", method: "GET", host: "site.test", resp: []string{":status", "200", "content-type", "TEXT/CSS;charset=utf-8"}, rewrite: true},
+		{name: "404 has a body", method: "GET", host: "site.test", resp: []string{":status", "404", "content-type", "text/html"}, rewrite: true},
+		{name: "HEAD", method: "HEAD", host: "site.test", resp: html, reason: "head_request"},
+		{name: "204", method: "GET", host: "site.test", resp: []string{":status", "204", "content-type", "text/html"}, reason: "status_without_body"},
+		{name: "304", method: "GET", host: "site.test", resp: []string{":status", "304", "content-type", "text/html"}, reason: "status_without_body"},
+		{name: "image/png", method: "GET", host: "site.test", resp: []string{":status", "200", "content-type", "image/png"}, reason: "content_type"},
+		{name: "no content-type", method: "GET", host: "site.test", resp: []string{":status", "200"}, reason: "content_type"},
+		{name: "gzip", method: "GET", host: "site.test", resp: append([]string{"content-encoding", "gzip"}, html...), reason: "content_encoding"},
+		{name: "identity encoding", method: "GET", host: "site.test", resp: append([]string{"content-encoding", "identity"}, html...), rewrite: true},
+		{name: "grpc", method: "POST", host: "site.test", resp: []string{":status", "200", "content-type", "application/grpc+proto"}, reason: "grpc"},
+		{name: "grpc under any-type rule set", md: []string{RuleSetMetadataKey, "anything"}, method: "POST", host: "x.test", resp: []string{":status", "200", "content-type", "application/grpc"}, reason: "grpc"},
+		{name: "trailers announced", method: "GET", host: "site.test", resp: append([]string{"trailer", "x-checksum"}, html...), reason: "trailers"},
+		{name: "no body", method: "GET", host: "site.test", resp: html, eos: true, reason: "no_body"},
+		{name: "unknown host", method: "GET", host: "other.test", resp: html, reason: "no_rule_set"},
+		{name: "metadata picks rule set", md: []string{RuleSetMetadataKey, "anything"}, method: "GET", host: "other.test", resp: []string{":status", "200", "content-type", "image/svg+xml"}, rewrite: true},
+		{name: "metadata wins over host", md: []string{RuleSetMetadataKey, "anything"}, method: "GET", host: "site.test", resp: []string{":status", "200", "content-type", "image/png"}, rewrite: true},
+		{name: "metadata names unknown set", md: []string{RuleSetMetadataKey, "nope"}, method: "GET", host: "site.test", resp: html, reason: "unknown_rule_set"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				p, m := newProcessor(t, cfg)
+				h := startStream(t, p, tt.md...)
+				h.sendRequestHeaders(":method", tt.method, ":authority", tt.host, ":path", "/x")
+				h.wantHeadersReply()
+				h.sendResponseHeaders(tt.eos, tt.resp...)
+				mode := extprocfilterv3.ProcessingMode_NONE
+				if tt.rewrite {
+					mode = extprocfilterv3.ProcessingMode_STREAMED
+				}
+				h.wantModeOverride(mode)
+				h.closeOK()
+				if !tt.rewrite {
+					if n := testutil.ToFloat64(m.Skipped.WithLabelValues(tt.reason)); n != 1 {
+						t.Errorf("skipped{reason=%q} = %v, want 1", tt.reason, n)
+					}
+				} else if n := testutil.CollectAndCount(m.Skipped); n != 0 {
+					t.Errorf("%d skip series, want none", n)
+				}
+			})
+		})
+	}
+}
+
+// TestSkippedBodyPassesThrough: when Envoy streams a skipped body anyway
+// (mode override not allowed), every chunk is answered without mutation.
+func TestSkippedBodyPassesThrough(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p, _ := newProcessor(t, testCfg(t))
+		h := startStream(t, p)
+		h.sendRequestHeaders(":method", "GET", ":authority", "site.test", ":path", "/img")
+		h.wantHeadersReply()
+		h.sendResponseHeaders(false, ":status", "200", "content-type", "image/png")
+		h.wantModeOverride(extprocfilterv3.ProcessingMode_NONE)
+		h.sendBody("\x89PNG", false)
+		h.sendBody("", true)
+		h.wantPassThrough()
+		h.wantPassThrough()
+		h.closeOK()
+	})
+}
+
+func TestHeaderRemoval(t *testing.T) {
+	cfg := testCfg(t)
+	tests := []struct {
+		name string
+		req  []string
+		want []string
+	}{
+		{"none", []string{"accept", "text/html"}, nil},
+		{"exact", []string{"x-debug-token", "s3cret", "accept", "*/*"}, []string{"x-debug-token"}},
+		{"prefix", []string{"x-internal-route", "a", "x-internal-user", "b"}, []string{"x-internal-route", "x-internal-user"}},
+		{"case variants and repeats", []string{"X-Internal-Route", "a", "x-internal-route", "b", "X-DEBUG-TOKEN", "c", "x-debug-token", "d"}, []string{"X-Internal-Route", "X-DEBUG-TOKEN"}},
+		{"prefix alone is a name", []string{"x-internal-", "a", "x-internals", "b"}, []string{"x-internal-"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				p, _ := newProcessor(t, cfg)
+				h := startStream(t, p)
+				h.sendRequestHeaders(append([]string{":method", "GET", ":authority", "site.test", ":path", "/", "host", "site.test"}, tt.req...)...)
+				c, _ := h.wantHeadersReply()
+				if got := c.GetHeaderMutation().GetRemoveHeaders(); !equalStrings(got, tt.want) {
+					t.Errorf("remove_headers = %q, want %q", got, tt.want)
+				}
+				h.closeOK()
+			})
+		})
+	}
+}
+
+// TestPseudoAndHostNeverRemoved uses a header set that would match them.
+func TestPseudoAndHostNeverRemoved(t *testing.T) {
+	hs := matcher.NewHeaderSet([]string{"host", ":authority", "x-a"}, []string{":"})
+	hdrs := headerMap([]string{":authority", "a", "Host", "a", ":path", "/", "x-a", "1"}).Headers
+	if got := appendInternal(nil, hdrs, hs); !equalStrings(got, []string{"x-a"}) {
+		t.Fatalf("got %q, want only x-a", got)
+	}
+}
+
+func TestResponseHeaderFixups(t *testing.T) {
+	cfg := testCfg(t)
+	tests := []struct {
+		name       string
+		host       string
+		resp       []string
+		wantRemove []string
+		wantETag   string // "" = no etag set
+	}{
+		{"content-length and last-modified", "site.test",
+			[]string{"content-length", "42", "last-modified", "Tue, 01 Jan 2030 00:00:00 GMT"},
+			[]string{"content-length", "last-modified"}, ""},
+		{"keep last-modified", "keep.test",
+			[]string{"content-length", "42", "last-modified", "Tue, 01 Jan 2030 00:00:00 GMT"},
+			[]string{"content-length"}, ""},
+		{"strong etag weakened", "site.test", []string{"etag", `"abc"`},
+			[]string{"content-length", "last-modified"}, `W/"abc"`},
+		{"weak etag unchanged", "site.test", []string{"etag", `W/"abc"`},
+			[]string{"content-length", "last-modified"}, ""},
+		{"malformed etag dropped", "site.test", []string{"etag", `abc`},
+			[]string{"content-length", "last-modified", "etag"}, ""},
+		{"internal response headers", "site.test", []string{"X-Powered-By", "php", "x-origin-node", "7", "x-origin-node", "8"},
+			[]string{"X-Powered-By", "x-origin-node", "content-length", "last-modified"}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				p, _ := newProcessor(t, cfg)
+				h := startStream(t, p)
+				h.sendRequestHeaders(":method", "GET", ":authority", tt.host, ":path", "/")
+				h.wantHeadersReply()
+				h.sendResponseHeaders(false, append([]string{":status", "200", "content-type", "text/html"}, tt.resp...)...)
+				c := h.wantModeOverride(extprocfilterv3.ProcessingMode_STREAMED)
+				hm := c.GetHeaderMutation()
+				if got := hm.GetRemoveHeaders(); !equalStrings(got, tt.wantRemove) {
+					t.Errorf("remove_headers = %q, want %q", got, tt.wantRemove)
+				}
+				set := hm.GetSetHeaders()
+				switch {
+				case tt.wantETag == "" && len(set) != 0:
+					t.Errorf("set_headers = %v, want none", set)
+				case tt.wantETag != "":
+					if len(set) != 1 {
+						t.Fatalf("set_headers = %v, want one etag", set)
+					}
+					hv := set[0].GetHeader()
+					if hv.GetKey() != "etag" || string(hv.GetRawValue()) != tt.wantETag || hv.GetValue() != "" {
+						t.Errorf("set %q raw_value=%q value=%q, want etag raw_value=%q and no value",
+							hv.GetKey(), hv.GetRawValue(), hv.GetValue(), tt.wantETag)
+					}
+				}
+				h.closeOK()
+			})
+		})
+	}
+}
+
+// TestSkipStripsInternalResponseHeaders: internal response headers go even
+// when the body is not rewritten, and nothing else is touched.
+func TestSkipStripsInternalResponseHeaders(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p, _ := newProcessor(t, testCfg(t))
+		h := startStream(t, p)
+		h.sendRequestHeaders(":method", "GET", ":authority", "site.test", ":path", "/a.png")
+		h.wantHeadersReply()
+		h.sendResponseHeaders(false, ":status", "200", "content-type", "image/png", "content-length", "9",
+			"etag", `"x"`, "x-powered-by", "php")
+		c := h.wantModeOverride(extprocfilterv3.ProcessingMode_NONE)
+		if got := c.GetHeaderMutation().GetRemoveHeaders(); !equalStrings(got, []string{"x-powered-by"}) {
+			t.Errorf("remove_headers = %q, want [x-powered-by]", got)
+		}
+		if set := c.GetHeaderMutation().GetSetHeaders(); len(set) != 0 {
+			t.Errorf("set_headers = %v, want none", set)
+		}
+		h.closeOK()
+	})
+}
+
+func TestProtocolErrors(t *testing.T) {
+	tests := []struct {
+		name  string
+		play  func(h *harness)
+		code  codes.Code
+		token string
+	}{
+		{"body before headers", func(h *harness) {
+			h.sendRequestHeaders(":method", "GET", ":authority", "site.test")
+			h.wantHeadersReply()
+			h.sendBody("x", true)
+		}, codes.FailedPrecondition, errOutOfOrder},
+		{"body after end_of_stream", func(h *harness) {
+			h.sendRequestHeaders(":method", "GET", ":authority", "site.test")
+			h.wantHeadersReply()
+			h.sendResponseHeaders(false, ":status", "200", "content-type", "text/html")
+			h.wantHeadersReply()
+			h.sendBody("x", true)
+			h.wantBodyReply()
+			h.sendBody("y", true)
+		}, codes.FailedPrecondition, errOutOfOrder},
+		{"request headers twice", func(h *harness) {
+			h.sendRequestHeaders(":method", "GET")
+			h.wantHeadersReply()
+			h.sendRequestHeaders(":method", "GET")
+		}, codes.FailedPrecondition, errOutOfOrder},
+		{"unknown request type", func(h *harness) {
+			h.send(&extprocv3.ProcessingRequest{})
+		}, codes.InvalidArgument, errUnknownMessage},
+		{"panic", func(h *harness) {
+			close(h.fs.panicOnRecv)
+		}, codes.Internal, errPanic},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				p, m := newProcessor(t, testCfg(t))
+				// A healthy stream runs alongside and must not notice.
+				other := startStream(t, p)
+				other.sendRequestHeaders(":method", "GET", ":authority", "site.test", ":path", "/")
+				other.wantHeadersReply()
+
+				h := startStream(t, p)
+				tt.play(h)
+				h.wantError(tt.code)
+				h.wantNoReply()
+				if n := testutil.ToFloat64(m.Errors.WithLabelValues(tt.token)); n != 1 {
+					t.Errorf("errors{error=%q} = %v, want 1", tt.token, n)
+				}
+
+				other.sendResponseHeaders(false, ":status", "200", "content-type", "text/html")
+				other.wantModeOverride(extprocfilterv3.ProcessingMode_STREAMED)
+				other.sendBody("<p>", true)
+				other.wantBodyReply()
+				other.closeOK()
+				if n := testutil.ToFloat64(m.ActiveStreams); n != 0 {
+					t.Errorf("active streams = %v after both ended", n)
+				}
+			})
+		})
+	}
+}
+
+// TestRequestBodyAndTrailersContinue: messages we never asked for still get
+// their matching empty reply.
+func TestRequestBodyAndTrailersContinue(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p, _ := newProcessor(t, testCfg(t))
+		h := startStream(t, p)
+		h.send(&extprocv3.ProcessingRequest{Request: &extprocv3.ProcessingRequest_RequestHeaders{
+			RequestHeaders: &extprocv3.HttpHeaders{Headers: headerMap([]string{":method", "POST", ":authority", "site.test"})}}})
+		h.wantHeadersReply()
+		h.send(&extprocv3.ProcessingRequest{Request: &extprocv3.ProcessingRequest_RequestBody{
+			RequestBody: &extprocv3.HttpBody{Body: []byte("a=1")}}})
+		if r := h.next(); r.GetRequestBody() == nil || r.GetRequestBody().GetResponse().GetBodyMutation() != nil {
+			t.Fatalf("reply %v, want an empty request body reply", r)
+		}
+		h.send(&extprocv3.ProcessingRequest{Request: &extprocv3.ProcessingRequest_RequestTrailers{
+			RequestTrailers: &extprocv3.HttpTrailers{}}})
+		if r := h.next(); r.GetRequestTrailers() == nil {
+			t.Fatalf("reply %v, want a request trailers reply", r)
+		}
+		h.sendResponseHeaders(false, ":status", "200", "content-type", "image/png")
+		h.wantModeOverride(extprocfilterv3.ProcessingMode_NONE)
+		h.send(&extprocv3.ProcessingRequest{Request: &extprocv3.ProcessingRequest_ResponseTrailers{
+			ResponseTrailers: &extprocv3.HttpTrailers{}}})
+		if r := h.next(); r.GetResponseTrailers() == nil {
+			t.Fatalf("reply %v, want a response trailers reply", r)
+		}
+		h.closeOK()
+	})
+}
+
+// TestCancelEndsQuietly: Envoy dropping the stream is not an error.
+func TestCancelEndsQuietly(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p, m := newProcessor(t, testCfg(t))
+		h := startStream(t, p)
+		h.sendRequestHeaders(":method", "GET", ":authority", "site.test")
+		h.wantHeadersReply()
+		h.cancel()
+		if err := h.wait(); err != nil {
+			t.Fatalf("cancelled stream ended with %v", err)
+		}
+		if n := testutil.CollectAndCount(m.Errors); n != 0 {
+			t.Errorf("%d error series after a cancel", n)
+		}
+	})
+}
+
+// TestNoConfig: before any config is loaded every body is skipped.
+func TestNoConfig(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p, _ := newProcessor(t, nil)
+		h := startStream(t, p)
+		h.sendRequestHeaders(":method", "GET", ":authority", "site.test", "x-internal-a", "1")
+		if c, _ := h.wantHeadersReply(); c.GetHeaderMutation() != nil {
+			t.Errorf("header mutation %v without config", c.GetHeaderMutation())
+		}
+		h.sendResponseHeaders(false, ":status", "200", "content-type", "text/html")
+		h.wantModeOverride(extprocfilterv3.ProcessingMode_NONE)
+		h.closeOK()
+	})
+}
+
+// TestBodyChunkAllocs: the per-chunk path allocates nothing once warm (the
+// reply messages and output buffer are reused).
+func TestBodyChunkAllocs(t *testing.T) {
+	p, _ := newProcessor(t, testCfg(t))
+	s := newStream()
+	s.start(p, &fakeStream{ctx: t.Context()})
+	s.method, s.authority = "GET", "site.test"
+	s.selectRuleSet()
+	s.phase = phaseRequest
+	if _, err := s.responseHeaders(&extprocv3.HttpHeaders{Headers: headerMap([]string{":status", "200", "content-type", "text/html"})}); err != nil {
+		t.Fatal(err)
+	}
+	req := &extprocv3.HttpBody{Body: bytes.Repeat([]byte("<p>hello foo world</p>\n"), 700)}
+	allocs := testing.AllocsPerRun(100, func() {
+		if _, err := s.responseBody(req); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if allocs != 0 {
+		t.Errorf("%v allocations per chunk, want 0", allocs)
+	}
+}
+
+func BenchmarkResponseBody(b *testing.B) {
+	cfg, err := config.Parse([]byte(testConfig), "bench.yaml")
+	if err != nil {
+		b.Fatal(err)
+	}
+	p := New(func() *config.Config { return cfg }, nil, nil)
+	s := newStream()
+	s.start(p, &fakeStream{ctx: b.Context()})
+	s.method, s.authority, s.phase = "GET", "site.test", phaseRequest
+	s.selectRuleSet()
+	if _, err := s.responseHeaders(&extprocv3.HttpHeaders{Headers: headerMap([]string{":status", "200", "content-type", "text/html"})}); err != nil {
+		b.Fatal(err)
+	}
+	chunk := bytes.Repeat([]byte("<li><a href=\"/x\">foo aab item</a></li>\n"), 16<<10/40)
+	req := &extprocv3.HttpBody{Body: chunk}
+	b.SetBytes(int64(len(chunk)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := s.responseBody(req); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func equalStrings(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,321 @@
+package processor
+
+import (
+	"bytes"
+	"strings"
+	"time"
+
+	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
+	extprocfilterv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/ext_proc/v3"
+	extprocv3 "github.com/envoyproxy/go-control-plane/envoy/service/ext_proc/v3"
+	"github.com/prometheus/client_golang/prometheus"
+	"google.golang.org/grpc/codes"
+
+	"github.com/streamsub/streamsub/matcher"
+	"github.com/streamsub/streamsub/server/config"
+)
+
+// phase is where a stream is in the ext_proc exchange.
+type phase uint8
+
+const (
+	phaseStart   phase = iota // nothing seen yet
+	phaseRequest              // request headers answered
+	phaseBody                 // response headers answered; body chunks may follow
+	phaseDone                 // the response body's end_of_stream was answered
+)
+
+// stream is the state of one Process stream. Everything in it is owned by
+// the goroutine running Process; streams are pooled, so start resets every
+// per-stream field.
+type stream struct {
+	// Set by start.
+	p   *Processor
+	srv extprocv3.ExternalProcessor_ProcessServer
+	cfg *config.Config // snapshot taken when the stream started
+
+	// Per-stream state.
+	phase     phase
+	rs        *config.RuleSet
+	rsReason  skipReason // why rs is nil (no_rule_set or unknown_rule_set)
+	method    string
+	authority string
+	path      string
+	rewriting bool
+	ms        *matcher.Stream
+	reported  int  // replacements already added to the metric
+	overflow  bool // the cap overflow was logged and counted
+	// Collectors of rs, looked up once per stream.
+	bytesIn, bytesOut prometheus.Counter
+
+	// Reused across chunks and streams (gRPC serialises a reply in Send,
+	// and this package installs no stats handler that keeps messages).
+	out       []byte
+	removes   []string
+	bodyReply *extprocv3.ProcessingResponse
+	bodyData  *extprocv3.BodyMutation_Body
+}
+
+func newStream() *stream {
+	s := &stream{bodyData: &extprocv3.BodyMutation_Body{}}
+	s.bodyReply = &extprocv3.ProcessingResponse{
+		Response: &extprocv3.ProcessingResponse_ResponseBody{
+			ResponseBody: &extprocv3.BodyResponse{
+				Response: &extprocv3.CommonResponse{
+					BodyMutation: &extprocv3.BodyMutation{Mutation: s.bodyData},
+				},
+			},
+		},
+	}
+	return s
+}
+
+func (s *stream) start(p *Processor, srv extprocv3.ExternalProcessor_ProcessServer) {
+	out, removes, reply, data := s.out[:0], s.removes[:0], s.bodyReply, s.bodyData
+	if cap(out) > maxPooledBuffer {
+		out = nil
+	}
+	*s = stream{p: p, srv: srv, out: out, removes: removes, bodyReply: reply, bodyData: data}
+	data.Body = nil
+	if p.current != nil {
+		s.cfg = p.current()
+	}
+}
+
+// finish accounts for a stream that ended, cleanly or not.
+func (s *stream) finish() {
+	if s.rewriting && s.phase != phaseDone && s.ms != nil && s.ms.Stats().Buffered > 0 {
+		// Envoy ended the stream (trailers, client gone, timeout) before
+		// end_of_stream: the held-back tail never reached the client.
+		s.p.metrics.Errors.WithLabelValues(errBodyLost).Inc()
+		s.p.log.Warn("response body ended without end_of_stream; held-back bytes lost",
+			"error", errBodyLost, "rule_set", s.rs.Name, "held_back", s.ms.Stats().Buffered,
+			"authority", s.authority, "path", s.path)
+	}
+	s.reportReplacements()
+	s.ms, s.srv, s.cfg, s.rs, s.bytesIn, s.bytesOut = nil, nil, nil, nil, nil, nil
+	s.bodyData.Body = nil
+}
+
+func (s *stream) reportReplacements() {
+	if s.ms == nil {
+		return
+	}
+	if n := s.ms.Stats().Replacements; n > s.reported {
+		s.p.metrics.Replacements.WithLabelValues(s.rs.Name).Add(float64(n - s.reported))
+		s.reported = n
+	}
+}
+
+// handle answers one message. Every message that Envoy waits on gets
+// exactly one reply.
+func (s *stream) handle(req *extprocv3.ProcessingRequest) (*extprocv3.ProcessingResponse, error) {
+	switch r := req.Request.(type) {
+	case *extprocv3.ProcessingRequest_RequestHeaders:
+		return s.requestHeaders(r.RequestHeaders)
+	case *extprocv3.ProcessingRequest_ResponseHeaders:
+		return s.responseHeaders(r.ResponseHeaders)
+	case *extprocv3.ProcessingRequest_ResponseBody:
+		return s.responseBody(r.ResponseBody)
+	case *extprocv3.ProcessingRequest_RequestBody:
+		// Never asked for; answer CONTINUE so Envoy is not stuck.
+		return &extprocv3.ProcessingResponse{Response: &extprocv3.ProcessingResponse_RequestBody{
+			RequestBody: &extprocv3.BodyResponse{}}}, nil
+	case *extprocv3.ProcessingRequest_RequestTrailers:
+		return &extprocv3.ProcessingResponse{Response: &extprocv3.ProcessingResponse_RequestTrailers{
+			RequestTrailers: &extprocv3.TrailersResponse{}}}, nil
+	case *extprocv3.ProcessingRequest_ResponseTrailers:
+		return &extprocv3.ProcessingResponse{Response: &extprocv3.ProcessingResponse_ResponseTrailers{
+			ResponseTrailers: &extprocv3.TrailersResponse{}}}, nil
+	default:
+		return nil, &streamError{code: codes.InvalidArgument, token: errUnknownMessage,
+			msg: "ProcessingRequest carries no known request type"}
+	}
+}
+
+func (s *stream) requestHeaders(h *extprocv3.HttpHeaders) (*extprocv3.ProcessingResponse, error) {
+	if s.phase != phaseStart {
+		return nil, outOfOrder("request headers received twice")
+	}
+	s.phase = phaseRequest
+	headers := h.GetHeaders().GetHeaders()
+	for _, hv := range headers {
+		switch hv.GetKey() {
+		case ":method":
+			s.method = string(value(hv))
+		case ":authority":
+			s.authority = string(value(hv))
+		case ":path":
+			s.path = string(value(hv))
+		}
+	}
+	s.selectRuleSet()
+
+	s.removes = s.removes[:0]
+	if s.cfg != nil {
+		s.removes = appendInternal(s.removes, headers, s.cfg.RequestHeaders)
+	}
+	return &extprocv3.ProcessingResponse{Response: &extprocv3.ProcessingResponse_RequestHeaders{
+		RequestHeaders: &extprocv3.HeadersResponse{Response: common(s.removes, nil)},
+	}}, nil
+}
+
+// selectRuleSet picks the stream's rule set: initial metadata names it, else
+// the :authority host map does, else there is none.
+func (s *stream) selectRuleSet() {
+	s.rs, s.rsReason = nil, skipNoRuleSet
+	if s.cfg == nil {
+		return
+	}
+	if name := ruleSetFromMetadata(s.srv.Context()); name != "" {
+		if s.rs = s.cfg.RuleSet(name); s.rs == nil {
+			s.rsReason = skipUnknownRuleSet
+			s.p.log.Warn("initial metadata names an unknown rule set", "rule_set", name,
+				"authority", s.authority, "path", s.path)
+		}
+		return
+	}
+	if s.authority != "" {
+		s.rs = s.cfg.RuleSetForHost(s.authority)
+	}
+}
+
+func (s *stream) responseHeaders(h *extprocv3.HttpHeaders) (*extprocv3.ProcessingResponse, error) {
+	switch s.phase {
+	case phaseStart:
+		// Request headers not sent to us (request_header_mode SKIP): only
+		// metadata can choose the rule set.
+		s.selectRuleSet()
+	case phaseRequest:
+	default:
+		return nil, outOfOrder("response headers received twice")
+	}
+	s.phase = phaseBody
+
+	headers := h.GetHeaders().GetHeaders()
+	f := responseFacts{method: s.method, endOfStream: h.GetEndOfStream()}
+	var etag *corev3.HeaderValue
+	for _, hv := range headers {
+		switch key := hv.GetKey(); {
+		case key == ":status":
+			f.status = parseStatus(value(hv))
+		case strings.EqualFold(key, "content-type"):
+			f.contentType = string(value(hv))
+		case strings.EqualFold(key, "content-encoding"):
+			if f.contentEncoding != "" {
+				f.contentEncoding += ","
+			}
+			f.contentEncoding += string(value(hv))
+		case strings.EqualFold(key, "trailer"):
+			f.trailer = len(bytes.TrimSpace(value(hv))) > 0
+		case strings.EqualFold(key, "etag"):
+			etag = hv
+		}
+	}
+	reason := decide(s.rs, f)
+	if reason == skipNoRuleSet {
+		reason = s.rsReason
+	}
+
+	s.removes = s.removes[:0]
+	if s.cfg != nil {
+		s.removes = appendInternal(s.removes, headers, s.cfg.ResponseHeaders)
+	}
+	mode := &extprocfilterv3.ProcessingMode{
+		RequestBodyMode:     extprocfilterv3.ProcessingMode_NONE,
+		ResponseBodyMode:    extprocfilterv3.ProcessingMode_NONE,
+		RequestTrailerMode:  extprocfilterv3.ProcessingMode_SKIP,
+		ResponseTrailerMode: extprocfilterv3.ProcessingMode_SKIP,
+	}
+	var set []*corev3.HeaderValueOption
+	if reason != rewrite {
+		s.p.metrics.Skipped.WithLabelValues(string(reason)).Inc()
+	} else {
+		s.rewriting = true
+		mode.ResponseBodyMode = extprocfilterv3.ProcessingMode_STREAMED
+		s.ms = s.rs.Compiled.NewStream()
+		s.bytesIn = s.p.metrics.BytesIn.WithLabelValues(s.rs.Name)
+		s.bytesOut = s.p.metrics.BytesOut.WithLabelValues(s.rs.Name)
+		s.p.metrics.Rewritten.WithLabelValues(s.rs.Name).Inc()
+
+		// The body changes: its length is unknown, its date is not the
+		// origin's, and byte-for-byte equality with the origin is gone.
+		s.removes = appendName(s.removes, "content-length")
+		if !s.rs.KeepLastModified {
+			s.removes = appendName(s.removes, "last-modified")
+		}
+		if etag != nil {
+			switch weak, strong, ok := weakETag(value(etag)); {
+			case strong:
+				set = append(set, &corev3.HeaderValueOption{
+					Header:       &corev3.HeaderValue{Key: "etag", RawValue: weak},
+					AppendAction: corev3.HeaderValueOption_OVERWRITE_IF_EXISTS_OR_ADD,
+				})
+			case !ok:
+				// Not an entity tag: drop it rather than vouch for the new body.
+				s.removes = appendName(s.removes, "etag")
+			}
+		}
+	}
+	return &extprocv3.ProcessingResponse{
+		Response: &extprocv3.ProcessingResponse_ResponseHeaders{
+			ResponseHeaders: &extprocv3.HeadersResponse{Response: common(s.removes, set)},
+		},
+		ModeOverride: mode,
+	}, nil
+}
+
+func (s *stream) responseBody(b *extprocv3.HttpBody) (*extprocv3.ProcessingResponse, error) {
+	switch s.phase {
+	case phaseBody:
+	case phaseDone:
+		return nil, outOfOrder("response body after end_of_stream")
+	default:
+		return nil, outOfOrder("response body before response headers")
+	}
+	if b.GetEndOfStream() {
+		s.phase = phaseDone
+	}
+	if !s.rewriting {
+		// Skipped, but Envoy streams it anyway (mode override not
+		// allowed): a reply without a body mutation passes the chunk on.
+		return &extprocv3.ProcessingResponse{Response: &extprocv3.ProcessingResponse_ResponseBody{
+			ResponseBody: &extprocv3.BodyResponse{}}}, nil
+	}
+
+	chunk := b.GetBody()
+	t0 := time.Now()
+	out := s.ms.Write(s.out[:0], chunk)
+	if b.GetEndOfStream() {
+		out = s.ms.Close(out)
+	}
+	s.p.metrics.ChunkSeconds.Observe(time.Since(t0).Seconds())
+	s.out = out
+	s.bytesIn.Add(float64(len(chunk)))
+	s.bytesOut.Add(float64(len(out)))
+	if !s.overflow && s.ms.Stats().Overflowed {
+		s.overflow = true
+		s.p.metrics.CapExceeded.WithLabelValues(s.rs.Name).Inc()
+		s.p.log.Warn("held-back bytes exceeded max_buffered_bytes; rest of body passes through unchanged",
+			"error", "stream_buffer_cap_exceeded", "rule_set", s.rs.Name,
+			"authority", s.authority, "path", s.path)
+	}
+	if b.GetEndOfStream() {
+		s.reportReplacements()
+	}
+	// Always an explicit body, even empty: no mutation would pass the
+	// original chunk through.
+	s.bodyData.Body = out
+	return s.bodyReply, nil
+}
+
+// common builds a CommonResponse with the header mutation, or none.
+func common(remove []string, set []*corev3.HeaderValueOption) *extprocv3.CommonResponse {
+	if len(remove) == 0 && len(set) == 0 {
+		return &extprocv3.CommonResponse{}
+	}
+	return &extprocv3.CommonResponse{HeaderMutation: &extprocv3.HeaderMutation{
+		RemoveHeaders: append([]string(nil), remove...),
+		SetHeaders:    set,
+	}}
+}
