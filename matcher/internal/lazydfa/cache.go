@@ -66,7 +66,7 @@ type Cache struct {
 
 // NewCache returns an empty cache for d.
 func (d *DFA) NewCache() *Cache {
-	c := &Cache{d: d, startSet: d.StartBytes()}
+	c := &Cache{d: d, startSet: *d.pf0.Set()}
 	c.cl.init(d.nfa.Len())
 	c.clear()
 	return c
@@ -191,16 +191,20 @@ func (c *Cache) Scan(b []byte) (int, Status) {
 	trans := c.trans
 	cls := &c.d.classes.m
 	start := &c.startSet
+	pf := c.d.pf
 	n := len(b)
 	i := 0
 	for {
-		// Idle: skip the bytes that start no thread. PERF: unrolled table
-		// loop; BenchmarkSkip compares it with bytes.IndexByte.
-		for i+4 <= n && !start[b[i]] && !start[b[i+1]] && !start[b[i+2]] && !start[b[i+3]] {
-			i += 4
-		}
-		for i < n && !start[b[i]] {
-			i++
+		// Idle: skip the bytes that start no thread.
+		if pf != nil {
+			i = pf.Next(b, i)
+		} else {
+			for i+4 <= n && !start[b[i]] && !start[b[i+1]] && !start[b[i+2]] && !start[b[i+3]] {
+				i += 4
+			}
+			for i < n && !start[b[i]] {
+				i++
+			}
 		}
 		if i >= n {
 			return n, NoMatch

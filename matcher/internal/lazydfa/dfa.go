@@ -37,6 +37,7 @@ import (
 	"slices"
 
 	"github.com/streamsub/streamsub/matcher/internal/nfa"
+	"github.com/streamsub/streamsub/matcher/internal/prefilter"
 )
 
 // DefaultCacheBytes is the default memory budget of one Cache: transition
@@ -72,6 +73,8 @@ type DFA struct {
 	startMatch bool          // the start closure reaches a Match
 	cacheBytes int
 	maxClears  int
+	pf0        *prefilter.Prefilter // start bytes
+	pf         *prefilter.Prefilter // pf0 when it beats the inline table loop (one byte), else nil
 }
 
 // New builds the DFA of n. It does no determinization: states are built by
@@ -97,6 +100,10 @@ func New(n *nfa.NFA, cfg Config) *DFA {
 	d.start = slices.Clone(cl.consumers)
 	slices.Sort(d.start)
 	d.startMatch = cl.match
+	d.pf0 = prefilter.New(prefilter.StartBytes(n))
+	if k := d.pf0.Kind(); k == prefilter.Byte || k == prefilter.Never {
+		d.pf = d.pf0
+	}
 	return d
 }
 
@@ -111,17 +118,7 @@ func (d *DFA) Classes() *Classes { return &d.classes }
 // StartBytes reports, for every byte value, whether a thread can begin by
 // consuming it (over-approximated): the bytes on which the DFA leaves Idle.
 // Every other byte is skipped by the search without touching the DFA.
-func (d *DFA) StartBytes() (set [256]bool) {
-	for b := range 256 {
-		for _, id := range d.start {
-			if _, ok := step(d.nfa.State(id), byte(b)); ok {
-				set[b] = true
-				break
-			}
-		}
-	}
-	return set
-}
+func (d *DFA) StartBytes() *[256]bool { return d.pf0.Set() }
 
 // step reports the successor of consuming state s on byte b, if s accepts b.
 // Invalid accepts every byte >= 0x80 (over-approximation).
