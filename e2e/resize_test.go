@@ -7,11 +7,15 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/url"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
+	filterextprocv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/ext_proc/v3"
 	extprocv3 "github.com/envoyproxy/go-control-plane/envoy/service/ext_proc/v3"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/health"
@@ -28,6 +32,7 @@ type resizer struct {
 
 	mu     sync.Mutex
 	chunks map[string][][]byte // path → body chunks as Envoy sent them
+	clen   map[string]string   // path → content-length in the response headers sent
 }
 
 // transform changes the size of chunk i: doubled, replaced by a short
@@ -74,6 +79,32 @@ func (r *resizer) Process(srv extprocv3.ExternalProcessor_ProcessServer) error {
 			resp.Response = &extprocv3.ProcessingResponse_RequestHeaders{RequestHeaders: &extprocv3.HeadersResponse{}}
 		case *extprocv3.ProcessingRequest_ResponseHeaders:
 			resp.Response = &extprocv3.ProcessingResponse_ResponseHeaders{ResponseHeaders: &extprocv3.HeadersResponse{}}
+			var clen string
+			for _, h := range v.ResponseHeaders.GetHeaders().GetHeaders() {
+				if h.Key == "content-length" {
+					clen = string(h.RawValue)
+				}
+			}
+			r.mu.Lock()
+			r.clen[path] = clen
+			r.mu.Unlock()
+			if strings.Contains(path, "restorecl=1") && clen != "" {
+				// Put back the content-length Envoy dropped for STREAMED.
+				resp.Response = &extprocv3.ProcessingResponse_ResponseHeaders{ResponseHeaders: &extprocv3.HeadersResponse{
+					Response: &extprocv3.CommonResponse{HeaderMutation: &extprocv3.HeaderMutation{
+						SetHeaders: []*corev3.HeaderValueOption{{Header: &corev3.HeaderValue{Key: "content-length", RawValue: []byte(clen)}}},
+					}},
+				}}
+			}
+			if strings.Contains(path, "skip=1") {
+				// What streamsub does for bodies it does not rewrite:
+				// both body modes restated, response body NONE.
+				resp.ModeOverride = &filterextprocv3.ProcessingMode{
+					ResponseHeaderMode: filterextprocv3.ProcessingMode_SEND,
+					RequestBodyMode:    filterextprocv3.ProcessingMode_NONE,
+					ResponseBodyMode:   filterextprocv3.ProcessingMode_NONE,
+				}
+			}
 		case *extprocv3.ProcessingRequest_ResponseBody:
 			chunk := v.ResponseBody.Body
 			r.mu.Lock()
@@ -107,7 +138,7 @@ func startResizer(t *testing.T) (*resizer, int) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &resizer{chunks: map[string][][]byte{}}
+	r := &resizer{chunks: map[string][][]byte{}, clen: map[string]string{}}
 	s := grpc.NewServer()
 	extprocv3.RegisterExternalProcessorServer(s, r)
 	healthpb.RegisterHealthServer(s, health.NewServer())
@@ -118,15 +149,31 @@ func startResizer(t *testing.T) (*resizer, int) {
 
 // flushingOrigin serves /flush?n=N&size=S (N pieces of S bytes, flushed
 // apart, no content-length) and /fixed?size=S (one write, content-length set).
+func piece(i, size int) []byte {
+	b := make([]byte, size)
+	for j := range b {
+		b[j] = "abcdefghijklmnopqrstuvwxyz"[(i+j)%26]
+	}
+	return b
+}
+
+// flushBody is the body flushingOrigin sends for path.
+func flushBody(path string) []byte {
+	u, _ := url.Parse(path)
+	size, _ := strconv.Atoi(u.Query().Get("size"))
+	if u.Path == "/fixed" {
+		return piece(0, size)
+	}
+	n, _ := strconv.Atoi(u.Query().Get("n"))
+	var b []byte
+	for i := range n {
+		b = append(b, piece(i, size)...)
+	}
+	return b
+}
+
 func flushingOrigin(t *testing.T) int {
 	t.Helper()
-	piece := func(i, size int) []byte {
-		b := make([]byte, size)
-		for j := range b {
-			b[j] = "abcdefghijklmnopqrstuvwxyz"[(i+j)%26]
-		}
-		return b
-	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/flush", func(w http.ResponseWriter, r *http.Request) {
 		n, _ := strconv.Atoi(r.URL.Query().Get("n"))
@@ -197,6 +244,48 @@ func TestEnvoyStreamedResizing(t *testing.T) {
 			t.Logf("%d chunks %v → %d bytes out, content-length %q, transfer-encoding %v",
 				len(chunks), sizes(chunks), len(body), resp.Header.Get("Content-Length"), resp.TransferEncoding)
 		})
+	}
+}
+
+// TestEnvoyModeOverrideNone checks the skip path streamsub relies on: a
+// response-headers reply with mode_override response_body_mode NONE makes
+// Envoy pass the body untouched (content-length kept) without sending it;
+// and for HEAD no body chunk is sent at all.
+func TestEnvoyModeOverrideNone(t *testing.T) {
+	dir := logDir(t)
+	r, grpcPort := startResizer(t)
+	originPort := flushingOrigin(t)
+	e := startEnvoy(t, dir, grpcPort, originPort)
+	c := newClient()
+	for _, path := range []string{"/fixed?size=5000&skip=1", "/flush?n=5&size=100&skip=1", "/fixed?size=5000&skip=1&restorecl=1"} {
+		resp, body := do(t, c, "GET", e.url+path, nil)
+		r.mu.Lock()
+		n := len(r.chunks[path])
+		r.mu.Unlock()
+		if n != 0 {
+			t.Errorf("%s: %d body chunks sent after mode override NONE", path, n)
+		}
+		if len(body) != len(flushBody(path)) || !bytes.Equal(body, flushBody(path)) {
+			t.Errorf("%s: body changed (%d bytes)", path, len(body))
+		}
+		r.mu.Lock()
+		sent := r.clen[path]
+		r.mu.Unlock()
+		got := resp.Header.Get("Content-Length")
+		t.Logf("%s: %d bytes; content-length to ext_proc %q, to the client %q", path, len(body), sent, got)
+		// Envoy drops content-length for STREAMED even when the body is then
+		// skipped; a set_headers in the same reply puts it back.
+		if strings.Contains(path, "restorecl=1") && got != sent {
+			t.Errorf("%s: restored content-length %q, want %q", path, got, sent)
+		}
+	}
+	resp, body := do(t, c, "HEAD", e.url+"/fixed?size=5000", nil)
+	r.mu.Lock()
+	n := len(r.chunks["/fixed?size=5000"])
+	r.mu.Unlock()
+	t.Logf("HEAD: status %d, %d body bytes, content-length %q, %d body chunks to ext_proc", resp.StatusCode, len(body), resp.Header.Get("Content-Length"), n)
+	if n != 0 || len(body) != 0 {
+		t.Errorf("HEAD: %d body chunks to ext_proc, %d body bytes to the client", n, len(body))
 	}
 }
 
