@@ -1,0 +1,86 @@
+package config
+
+import (
+	"errors"
+	"regexp"
+	"strconv"
+)
+
+// Error is one problem with the content of a configuration file. Its message
+// starts with the file, then the position when it is known (YAML syntax and
+// schema errors), then the culprit:
+//
+//	config.yaml:7:9: rule_sets[1].rules[0].regx: unknown field (known: name, regex, ...)
+//	config.yaml: rule set "shop-fr": rule 2 ("ga-id"): error parsing regexp: missing closing ): `(a`
+//
+// Rule problems wrap a *matcher.RuleError (Set filled in), so errors.As
+// finds it. Parse and Load report several problems at once with
+// errors.Join; errors.As(err, new(*Error)) tells a rejected file from an
+// I/O error.
+type Error struct {
+	Source       string // the file name, as given to Load or Parse
+	Line, Column int    // 1-based position in the file; 0 when unknown
+	Err          error
+}
+
+func (e *Error) Error() string {
+	s := e.Source
+	if e.Line > 0 {
+		s += ":" + strconv.Itoa(e.Line)
+		if e.Column > 0 {
+			s += ":" + strconv.Itoa(e.Column)
+		}
+	}
+	return s + ": " + e.Err.Error()
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// maxErrors bounds how many problems one Parse reports; the rest are
+// summarised in one line.
+const maxErrors = 20
+
+// errorList collects the problems of one file.
+type errorList struct {
+	source string
+	errs   []error
+	extra  int // problems beyond maxErrors
+}
+
+func (l *errorList) add(err error) {
+	if len(l.errs) == maxErrors {
+		l.extra++
+		return
+	}
+	l.errs = append(l.errs, &Error{Source: l.source, Err: err})
+}
+
+func (l *errorList) err() error {
+	if l.extra > 0 {
+		l.errs = append(l.errs, &Error{Source: l.source,
+			Err: errors.New("and " + strconv.Itoa(l.extra) + " more problem(s)")})
+	}
+	switch len(l.errs) {
+	case 0:
+		return nil
+	case 1:
+		return l.errs[0]
+	}
+	return errors.Join(l.errs...)
+}
+
+// yamlLine matches the position prefix of a YAML parser message.
+var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
+
+// yamlError turns a YAML parser error into an *Error, keeping its line.
+func yamlError(source string, err error) *Error {
+	msg := err.Error()
+	if m := yamlLine.FindStringSubmatch(msg); m != nil {
+		line, _ := strconv.Atoi(m[1])
+		return &Error{Source: source, Line: line, Err: errors.New("invalid YAML: " + m[2])}
+	}
+	if len(msg) > len("yaml: ") && msg[:len("yaml: ")] == "yaml: " {
+		msg = msg[len("yaml: "):]
+	}
+	return &Error{Source: source, Err: errors.New("invalid YAML: " + msg)}
+}

@@ -1,0 +1,474 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"net/netip"
+	"regexp/syntax"
+	"strings"
+
+	"github.com/streamsub/streamsub/matcher"
+	configv1 "github.com/streamsub/streamsub/proto/streamsub/config/v1"
+)
+
+// regexFlags are the flags rules are parsed with: Perl syntax, `.` matches
+// "\n" (s) and ^ $ match at line edges (m), as semantics.md says.
+const regexFlags = (syntax.Perl | syntax.DotNL) &^ syntax.OneLine
+
+// build validates pb completely, then flattens and compiles its rule sets.
+// Problems are collected (up to maxErrors) so one run shows them all;
+// nothing is compiled unless the file is valid.
+func build(pb *configv1.Config, source string) (*Config, error) {
+	errs := &errorList{source: source}
+	c := &Config{Source: source, byName: map[string]*RuleSet{}}
+
+	if pb.GetMaxBufferedBytes() < 0 {
+		errs.add(errorf("max_buffered_bytes: must not be negative, got %d", pb.GetMaxBufferedBytes()))
+	}
+	c.MaxBufferedBytes = int(pb.GetMaxBufferedBytes())
+	if c.MaxBufferedBytes == 0 {
+		c.MaxBufferedBytes = matcher.DefaultMaxBufferedBytes
+	}
+
+	sets := pb.GetRuleSets()
+	if len(sets) == 0 {
+		errs.add(errNoRuleSets)
+	}
+	index := map[string]int{} // rule set name → position in sets
+	for i, s := range sets {
+		switch first, dup := index[s.GetName()]; {
+		case s.GetName() == "":
+			errs.add(errorf("rule_sets[%d]: empty name", i))
+		case dup:
+			errs.add(errorf("rule_sets[%d]: duplicate rule set name %q (also rule_sets[%d])", i, s.GetName(), first))
+		default:
+			index[s.GetName()] = i
+		}
+	}
+	for i, s := range sets {
+		checkRuleSet(errs, s, i, index)
+	}
+	checkCycles(errs, sets, index)
+	c.Hosts = checkHosts(errs, pb.GetHosts(), index)
+	hf := pb.GetHeaderFilter()
+	c.RequestHeaders = headerSet(errs, "header_filter.request", hf.GetRequest())
+	c.ResponseHeaders = headerSet(errs, "header_filter.response", hf.GetResponse())
+	if err := errs.err(); err != nil {
+		return nil, err
+	}
+	f := flattener{sets: sets, index: index, done: map[string]*RuleSet{}}
+	for _, s := range sets {
+		rs := f.ruleSet(s.GetName())
+		compiled, err := matcher.Compile(rs.Rules, matcher.Options{MaxBufferedBytes: c.MaxBufferedBytes})
+		if err != nil {
+			errs.add(f.compileError(rs, err))
+			continue
+		}
+		rs.Compiled = compiled
+		c.RuleSets = append(c.RuleSets, rs)
+		c.byName[rs.Name] = rs
+	}
+	if err := errs.err(); err != nil {
+		return nil, err
+	}
+	c.buildHostIndex()
+	return c, nil
+}
+
+// checkRuleSet validates one rule set's own fields and rules.
+func checkRuleSet(errs *errorList, s *configv1.RuleSet, i int, index map[string]int) {
+	who := fmt.Sprintf("rule_sets[%d]", i)
+	if s.GetName() != "" {
+		who = fmt.Sprintf("rule set %q", s.GetName())
+	}
+	seen := map[string]bool{}
+	for _, e := range s.GetExtends() {
+		switch _, ok := index[e]; {
+		case seen[e]:
+			errs.add(errorf("%s: extends lists %q twice", who, e))
+		case !ok:
+			errs.add(errorf("%s: extends: unknown rule set %q", who, e))
+		}
+		seen[e] = true
+	}
+	for j, ct := range s.GetContentTypes() {
+		if !validMediaType(ct) {
+			errs.add(errorf("%s: content_types[%d]: invalid media type %q; want type/subtype without parameters, or \"*\"", who, j, ct))
+		}
+	}
+	names := map[string]int{}
+	for j, r := range s.GetRules() {
+		if err := checkRule(r); err != nil {
+			errs.add(&matcher.RuleError{Set: s.GetName(), Index: j, Name: r.GetName(), Err: err})
+		}
+		if n := r.GetName(); n != "" {
+			if first, dup := names[n]; dup {
+				errs.add(&matcher.RuleError{Set: s.GetName(), Index: j, Name: n,
+					Err: fmt.Errorf("duplicate rule name (also rule %d)", first)})
+			} else {
+				names[n] = j
+			}
+		}
+	}
+}
+
+// checkRule validates one rule: exactly one of regex and literal, a regex
+// that parses (so no backreferences or look-around), a valid template.
+func checkRule(r *configv1.Rule) error {
+	switch {
+	case r.Regex != nil && r.Literal != nil:
+		return errors.New("both regex and literal are set; want exactly one")
+	case r.Regex == nil && r.Literal == nil:
+		return errors.New("neither regex nor literal is set; want exactly one")
+	case r.Literal != nil:
+		if r.GetLiteral() == "" {
+			return errors.New("literal is empty")
+		}
+		return checkTemplate(r.GetReplace(), nil)
+	}
+	flags := regexFlags
+	if r.GetIgnoreCase() {
+		flags |= syntax.FoldCase
+	}
+	re, err := syntax.Parse(r.GetRegex(), flags)
+	if err != nil {
+		return explainSyntaxError(err)
+	}
+	return checkTemplate(r.GetReplace(), re.CapNames())
+}
+
+// explainSyntaxError adds why to the regexp/syntax errors that a regex
+// written for Perl or PCRE meets; the *syntax.Error stays in the chain.
+func explainSyntaxError(err error) error {
+	var se *syntax.Error
+	if !errors.As(err, &se) {
+		return err
+	}
+	switch {
+	case se.Code == syntax.ErrInvalidEscape && len(se.Expr) == 2 && '1' <= se.Expr[1] && se.Expr[1] <= '9':
+		return fmt.Errorf("%w (backreferences are not supported)", err)
+	case (se.Code == syntax.ErrInvalidPerlOp || se.Code == syntax.ErrInvalidNamedCapture) && (strings.HasPrefix(se.Expr, "(?=") || strings.HasPrefix(se.Expr, "(?!") ||
+		strings.HasPrefix(se.Expr, "(?<=") || strings.HasPrefix(se.Expr, "(?<!")):
+		return fmt.Errorf("%w (look-around is not supported)", err)
+	}
+	return err // "error parsing regexp: <what>: `<where>`"
+}
+
+// checkCycles reports extends cycles, each named from the rule set where
+// the depth-first walk in declaration order closes it.
+func checkCycles(errs *errorList, sets []*configv1.RuleSet, index map[string]int) {
+	const (
+		unvisited = iota
+		onStack
+		finished
+	)
+	state := map[string]int{}
+	var stack []string
+	var visit func(name string)
+	visit = func(name string) {
+		state[name] = onStack
+		stack = append(stack, name)
+		for _, p := range sets[index[name]].GetExtends() {
+			if _, ok := index[p]; !ok {
+				continue // reported by checkRuleSet
+			}
+			switch state[p] {
+			case unvisited:
+				visit(p)
+			case onStack:
+				start := len(stack) - 1
+				for stack[start] != p {
+					start--
+				}
+				cycle := append(append([]string(nil), stack[start:]...), p)
+				errs.add(errorf("rule set %q: extends cycle: %s", p, strings.Join(cycle, " -> ")))
+			}
+		}
+		stack = stack[:len(stack)-1]
+		state[name] = finished
+	}
+	for _, s := range sets {
+		if i, ok := index[s.GetName()]; ok && sets[i] == s && state[s.GetName()] == unvisited {
+			visit(s.GetName())
+		}
+	}
+}
+
+// checkHosts validates the host map and returns it normalised.
+func checkHosts(errs *errorList, hosts map[string]string, index map[string]int) map[string]string {
+	if len(hosts) == 0 {
+		return nil
+	}
+	out := make(map[string]string, len(hosts))
+	from := map[string]string{} // normalised → key as written
+	for _, h := range sortedKeys(hosts) {
+		name := hosts[h]
+		if _, ok := index[name]; !ok {
+			errs.add(errorf("hosts[%q]: unknown rule set %q", h, name))
+		}
+		norm, err := normalizeHostPattern(h)
+		if err != nil {
+			errs.add(errorf("hosts[%q]: invalid host pattern: %w", h, err))
+			continue
+		}
+		if first, dup := from[norm]; dup {
+			errs.add(errorf("hosts[%q]: same host as hosts[%q]", h, first))
+			continue
+		}
+		from[norm] = h
+		out[norm] = name
+	}
+	return out
+}
+
+// normalizeHostPattern checks a hosts key and returns it lower-cased
+// without a trailing dot.
+func normalizeHostPattern(p string) (string, error) {
+	if p == "*" {
+		return p, nil
+	}
+	norm := normalizeHost(p)
+	host := norm
+	if rest, ok := strings.CutPrefix(norm, "*."); ok {
+		host = rest
+	}
+	switch {
+	case norm == "":
+		return "", errors.New(`empty; want a host, "*.suffix" or "*"`)
+	case strings.HasPrefix(host, "["):
+		if !strings.HasSuffix(host, "]") {
+			return "", errors.New("unterminated IPv6 literal, or a port; hosts are matched without port")
+		}
+		if _, err := netip.ParseAddr(host[1 : len(host)-1]); err != nil || host != norm {
+			return "", errors.New("invalid IPv6 literal")
+		}
+	case strings.Contains(host, "*"):
+		return "", errors.New(`"*" only as a whole label at the start ("*.example.com") or alone`)
+	case strings.Contains(host, ":"):
+		return "", errors.New("has a port or a bare IPv6 address; hosts are matched without port, IPv6 in brackets")
+	default:
+		for _, label := range strings.Split(host, ".") {
+			if label == "" || len(label) > 63 {
+				return "", errors.New("empty or over-long label")
+			}
+			for i := 0; i < len(label); i++ {
+				if c := label[i]; !('a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '-' || c == '_') {
+					return "", fmt.Errorf("character %q is not allowed in a host name", c)
+				}
+			}
+		}
+	}
+	return norm, nil
+}
+
+// headerSet validates one header list and builds its set (nil when empty).
+func headerSet(errs *errorList, path string, l *configv1.HeaderList) *matcher.HeaderSet {
+	var names, prefixes []string
+	for i, n := range l.GetRemove() {
+		if err := checkHeaderName(n); err != nil {
+			errs.add(errorf("%s.remove[%d]: %w", path, i, err))
+			continue
+		}
+		names = append(names, strings.ToLower(n))
+	}
+	for i, p := range l.GetRemovePrefixes() {
+		if p == "" {
+			errs.add(errorf("%s.remove_prefixes[%d]: empty header prefix", path, i))
+			continue
+		}
+		if err := checkHeaderName(p); err != nil {
+			errs.add(errorf("%s.remove_prefixes[%d]: %w", path, i, err))
+			continue
+		}
+		prefixes = append(prefixes, strings.ToLower(p))
+	}
+	if len(names) == 0 && len(prefixes) == 0 {
+		return nil
+	}
+	return matcher.NewHeaderSet(names, prefixes)
+}
+
+// checkHeaderName accepts an HTTP field name (RFC 9110 token).
+func checkHeaderName(n string) error {
+	if n == "" {
+		return errors.New("empty header name")
+	}
+	if n[0] == ':' {
+		return fmt.Errorf("%q is a pseudo-header; Envoy never removes those", n)
+	}
+	for i := 0; i < len(n); i++ {
+		if !isTokenChar(n[i]) {
+			return fmt.Errorf("invalid header name %q: character %q is not allowed", n, n[i])
+		}
+	}
+	return nil
+}
+
+func isTokenChar(c byte) bool {
+	switch {
+	case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
+		return true
+	}
+	return c < 0x80 && strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0
+}
+
+// validMediaType accepts "*" or a lower- or upper-case "type/subtype" of
+// tokens, with no parameters and no wildcard.
+func validMediaType(mt string) bool {
+	if mt == AnyContentType {
+		return true
+	}
+	typ, sub, ok := strings.Cut(mt, "/")
+	if !ok || typ == "" || sub == "" {
+		return false
+	}
+	for _, part := range []string{typ, sub} {
+		for i := 0; i < len(part); i++ {
+			if c := part[i]; !isTokenChar(c) || c == '*' {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// flattener resolves extends (validated, acyclic) into RuleSets, each once.
+type flattener struct {
+	sets  []*configv1.RuleSet
+	index map[string]int
+	done  map[string]*RuleSet
+	// origin of each flattened rule: rule set name and own index, so a
+	// compile error on an inherited rule names where it is written.
+	origin map[*RuleSet][]ruleOrigin
+}
+
+type ruleOrigin struct {
+	set   string
+	index int
+}
+
+// ruleSet returns the flattened RuleSet called name.
+func (f *flattener) ruleSet(name string) *RuleSet {
+	if rs, ok := f.done[name]; ok {
+		return rs
+	}
+	s := f.sets[f.index[name]]
+	rs := &RuleSet{Name: name, Extends: s.GetExtends()}
+
+	// Ancestors depth first in extends order, each once, then the set itself.
+	var order []string
+	seen := map[string]bool{}
+	var visit func(n string)
+	visit = func(n string) {
+		seen[n] = true
+		for _, p := range f.sets[f.index[n]].GetExtends() {
+			if !seen[p] {
+				visit(p)
+			}
+		}
+		order = append(order, n)
+	}
+	visit(name)
+	var origins []ruleOrigin
+	for _, n := range order {
+		for j, r := range f.sets[f.index[n]].GetRules() {
+			rs.Rules = append(rs.Rules, matcher.Rule{
+				Name:       r.GetName(),
+				Pattern:    patternOf(r),
+				Literal:    r.Literal != nil,
+				Replace:    r.GetReplace(),
+				IgnoreCase: r.GetIgnoreCase(),
+				Once:       r.GetOnce(),
+			})
+			origins = append(origins, ruleOrigin{set: n, index: j})
+		}
+	}
+	if f.origin == nil {
+		f.origin = map[*RuleSet][]ruleOrigin{}
+	}
+	f.origin[rs] = origins
+
+	// Settings not given are inherited from the parents.
+	var parents []*RuleSet
+	for _, p := range s.GetExtends() {
+		parents = append(parents, f.ruleSet(p))
+	}
+	if len(s.GetContentTypes()) > 0 {
+		rs.ContentTypes = lowerUnique(nil, s.GetContentTypes())
+	} else {
+		for _, p := range parents {
+			rs.ContentTypes = lowerUnique(rs.ContentTypes, p.ContentTypes)
+		}
+		if len(rs.ContentTypes) == 0 {
+			rs.ContentTypes = []string{DefaultContentType}
+		}
+	}
+	if s.KeepLastModified != nil {
+		rs.KeepLastModified = s.GetKeepLastModified()
+	} else {
+		rs.KeepLastModified = len(parents) > 0
+		for _, p := range parents {
+			rs.KeepLastModified = rs.KeepLastModified && p.KeepLastModified
+		}
+	}
+	f.done[name] = rs
+	return rs
+}
+
+func patternOf(r *configv1.Rule) string {
+	if r.Literal != nil {
+		return r.GetLiteral()
+	}
+	return r.GetRegex()
+}
+
+// lowerUnique appends the lower-cased items not yet in dst.
+func lowerUnique(dst, items []string) []string {
+	for _, it := range items {
+		it = strings.ToLower(it)
+		dup := false
+		for _, d := range dst {
+			dup = dup || d == it
+		}
+		if !dup {
+			dst = append(dst, it)
+		}
+	}
+	return dst
+}
+
+// compileError names the rule set and rule that matcher.Compile rejected;
+// an inherited rule is named where it is written.
+func (f *flattener) compileError(rs *RuleSet, err error) error {
+	var re *matcher.RuleError
+	if !errors.As(err, &re) {
+		return fmt.Errorf("rule set %q: %w", rs.Name, err)
+	}
+	out := *re
+	out.Set = rs.Name
+	if o := f.origin[rs]; re.Index >= 0 && re.Index < len(o) {
+		out.Set, out.Index = o[re.Index].set, o[re.Index].index
+	}
+	return &out
+}
+
+// buildHostIndex fills the lookup tables of RuleSetForHost.
+func (c *Config) buildHostIndex() {
+	if len(c.Hosts) == 0 {
+		c.fallback = c.RuleSets[0]
+		return
+	}
+	c.exact = map[string]*RuleSet{}
+	c.wildcards = map[string]*RuleSet{}
+	for pattern, name := range c.Hosts {
+		rs := c.byName[name]
+		switch {
+		case pattern == "*":
+			c.fallback = rs
+		case strings.HasPrefix(pattern, "*."):
+			c.wildcards[pattern[1:]] = rs
+		default:
+			c.exact[pattern] = rs
+		}
+	}
+}
