@@ -5,6 +5,7 @@ package e2e
 import (
 	"bytes"
 	"compress/gzip"
+	"fmt"
 	"io"
 	"net/http"
 	"regexp"
@@ -73,6 +74,15 @@ func TestRewrite(t *testing.T) {
 		if calls == "-" || calls == "1" {
 			t.Errorf("body reached streamsub in %s chunks: the flushes were not exercised", calls)
 		}
+	})
+
+	t.Run("slow origin, pauses between flushes", func(t *testing.T) {
+		_, body := get(t, unique("/slow?ms=300&n=4"), nil)
+		var want strings.Builder
+		for i := range 4 {
+			fmt.Fprintf(&want, "<p>%d: %s</p>\n", i, demoorigin.OriginHost)
+		}
+		wantBody(t, body, standard.Replace(want.String()))
 	})
 
 	t.Run("several rules, rewritten headers", func(t *testing.T) {
