@@ -1,26 +1,49 @@
 package matcher
 
-// RuleSet is a compiled, ordered rule set. It is immutable after Compile and
-// safe for concurrent use by any number of Streams.
+// The streaming rewriter (semantics.md "Which match wins", "Streaming").
 //
-// TEMPORARY pass-through skeleton; the exact engine replaces this file.
-type RuleSet struct {
-	rules []Rule
-	opts  Options
-}
+// Algorithm: a Stream keeps the bytes it has not emitted yet in buf and
+// runs the exact engine (internal/pikevm) over them. The engine reports
+// the next final leftmost-first match [s,e) of the alternation of all
+// rules; the Stream writes the bytes before s, then the expanded
+// replacement (or, for a once rule that already fired, the matched text
+// unchanged), and restarts the search at e, re-scanning the held bytes
+// after e. An empty match at p writes the replacement, then byte p is
+// copied and the search restarts at p+1. Whenever the engine needs more
+// input, every byte before its earliest live thread start is final and is
+// written out; only the rest stays held.
+//
+// Cost: O(NFA) per byte scanned. Bytes after a match end may be scanned
+// again, but only bytes that were held, so at most MaxBufferedBytes per
+// match. Memory: the held bytes (capped) plus scratch sized to the NFA,
+// all allocated by NewStream; Write allocates nothing in steady state.
 
-// Compile compiles rules, in declaration order, into a RuleSet.
-func Compile(rules []Rule, opts Options) (*RuleSet, error) {
-	return &RuleSet{rules: rules, opts: opts}, nil
-}
-
-// NewStream returns a Stream that rewrites one body with rs.
-func (rs *RuleSet) NewStream() *Stream { return &Stream{rs: rs} }
+import (
+	"github.com/streamsub/streamsub/matcher/internal/pikevm"
+)
 
 // Stream rewrites one body. It belongs to one goroutine.
 type Stream struct {
-	rs    *RuleSet
-	stats StreamStats
+	// Immutable after NewStream.
+	rs *RuleSet
+	vm *pikevm.VM
+
+	// Per-body state.
+	//
+	// Invariants: buf holds the body bytes [base, base+len(buf)); base <=
+	// emitted-1 whenever emitted > 0, so the byte before every position
+	// still to be scanned is available (for ^ $ \b); emitted <=
+	// vm.Earliest(). Bytes before emitted have been written out or
+	// replaced.
+	buf         []byte
+	base        int64
+	emitted     int64
+	fired       []bool // once rules that have replaced a match
+	numFired    int
+	passthrough bool // copy the rest unchanged: overflow, or all once rules fired
+	closed      bool
+	stats       StreamStats
+	slots       []int // capture slots scratch
 }
 
 // StreamStats describes what a Stream has done so far.
@@ -30,11 +53,164 @@ type StreamStats struct {
 	Buffered     int  // bytes currently held back
 }
 
+// NewStream returns a Stream that rewrites one body with rs.
+func (rs *RuleSet) NewStream() *Stream {
+	st := &Stream{
+		rs:    rs,
+		vm:    pikevm.New(rs.nfa),
+		fired: make([]bool, len(rs.rules)),
+	}
+	st.Reset()
+	return st
+}
+
+// Reset prepares st for a new body, keeping its allocated buffers.
+func (st *Stream) Reset() {
+	st.buf = st.buf[:0]
+	st.base = 0
+	st.emitted = 0
+	clear(st.fired)
+	st.numFired = 0
+	st.passthrough = st.rs.allOnce // includes a rule set with no rules
+	st.closed = false
+	st.stats = StreamStats{}
+	st.vm.Restart(0, pikevm.Edge, 0)
+}
+
 // Write rewrites chunk, appends the output that is final to dst and returns it.
-func (st *Stream) Write(dst, chunk []byte) []byte { return append(dst, chunk...) }
+// chunk may be empty; it is not retained.
+func (st *Stream) Write(dst, chunk []byte) []byte {
+	if st.passthrough || st.closed {
+		return append(dst, chunk...)
+	}
+	st.buf = append(st.buf, chunk...)
+	dst = st.run(dst, false)
+	st.compact()
+	return dst
+}
 
 // Close ends the body, appends the held-back tail to dst and returns it.
-func (st *Stream) Close(dst []byte) []byte { return dst }
+// Call Reset to reuse st for another body.
+func (st *Stream) Close(dst []byte) []byte {
+	if st.closed {
+		return dst
+	}
+	if !st.passthrough {
+		dst = st.run(dst, true)
+	}
+	dst = st.flush(dst)
+	st.closed = true
+	return dst
+}
 
 // Stats reports what the stream has done so far.
-func (st *Stream) Stats() StreamStats { return st.stats }
+func (st *Stream) Stats() StreamStats {
+	s := st.stats
+	s.Buffered = len(st.buf) - int(st.emitted-st.base)
+	return s
+}
+
+// run drives the engine over the held bytes until it needs more input
+// (or, with eof, until the body is done), writing out what is final.
+func (st *Stream) run(dst []byte, eof bool) []byte {
+	for {
+		switch st.vm.Advance(st.buf, st.base, eof, int64(st.rs.maxBuffer)) {
+		case pikevm.Found:
+			dst = st.replace(dst, st.vm.Match(), eof)
+			if st.passthrough {
+				return st.flush(dst)
+			}
+		case pikevm.Overflow:
+			// semantics.md: flush what is held unchanged and stop
+			// rewriting this body.
+			st.stats.Overflowed = true
+			st.passthrough = true
+			return st.flush(dst)
+		case pikevm.NeedInput:
+			return st.emitUpTo(dst, st.vm.Earliest())
+		case pikevm.Done:
+			return st.flush(dst)
+		}
+	}
+}
+
+// replace writes the bytes before match m, then its replacement, and
+// restarts the search after it.
+func (st *Stream) replace(dst []byte, m pikevm.Match, eof bool) []byte {
+	dst = st.emitUpTo(dst, m.Start)
+	text := st.buf[m.Start-st.base : m.End-st.base]
+	r := st.rs.rules[m.Rule]
+	if r.Once && st.fired[m.Rule] {
+		// A fired once rule still consumes its match (and so shadows
+		// other rules) but leaves it unchanged.
+		dst = append(dst, text...)
+	} else {
+		t := st.rs.tmpls[m.Rule]
+		var slots []int
+		if t.needGroups {
+			st.slots = st.vm.Captures(st.slots[:0], m.Rule, st.buf[m.Start-st.base:], len(text), st.byteBefore(m.Start), eof)
+			slots = st.slots
+		}
+		dst = t.expand(dst, text, slots)
+		st.stats.Replacements++
+		if r.Once {
+			st.fired[m.Rule] = true
+			st.numFired++
+			if st.rs.allOnce && st.numFired == len(st.rules()) {
+				st.passthrough = true
+			}
+		}
+	}
+	st.emitted = m.End
+	if m.End > m.Start {
+		st.vm.Restart(m.End, st.byteBefore(m.End), m.End)
+	} else {
+		// Empty match at p: byte p is copied (it is emitted once nothing
+		// holds it) and the next match starts at p+1 at the earliest.
+		st.vm.Restart(m.Start, st.byteBefore(m.Start), m.Start+1)
+	}
+	return dst
+}
+
+func (st *Stream) rules() []Rule { return st.rs.rules }
+
+// byteBefore returns the body byte at p-1, or Edge at the body start.
+func (st *Stream) byteBefore(p int64) int {
+	if p == 0 {
+		return pikevm.Edge
+	}
+	return int(st.buf[p-1-st.base])
+}
+
+// emitUpTo writes the held bytes before absolute offset p.
+func (st *Stream) emitUpTo(dst []byte, p int64) []byte {
+	if p > st.emitted {
+		dst = append(dst, st.buf[st.emitted-st.base:p-st.base]...)
+		st.emitted = p
+	}
+	return dst
+}
+
+// flush writes every held byte.
+func (st *Stream) flush(dst []byte) []byte {
+	dst = st.emitUpTo(dst, st.base+int64(len(st.buf)))
+	st.compact()
+	return dst
+}
+
+// compact drops emitted bytes from buf, keeping the one before emitted
+// (assertion context). It moves bytes only when that frees at least half
+// of buf, so the copying is amortized O(1) per byte.
+func (st *Stream) compact() {
+	keep := st.emitted - 1
+	if keep <= st.base {
+		return
+	}
+	drop := int(keep - st.base)
+	if drop < len(st.buf)-drop {
+		return
+	}
+	n := copy(st.buf, st.buf[drop:])
+	st.buf = st.buf[:n]
+	st.base = keep
+}

@@ -1,0 +1,89 @@
+package matcher
+
+import (
+	"errors"
+	"fmt"
+	"regexp/syntax"
+
+	"github.com/streamsub/streamsub/matcher/internal/nfa"
+)
+
+// Parse flags (semantics.md "Rules"): Perl syntax with `.` matching '\n'
+// (s) and multi-line ^ $ (m); \A \z are the body's edges. Inline (?-s)
+// and (?-m) still work.
+const (
+	regexFlags   = syntax.Perl&^syntax.OneLine | syntax.DotNL
+	literalFlags = syntax.Literal
+)
+
+// errEmptyLiteral rejects a literal rule with no bytes: it would match the
+// empty string everywhere, which is never what a literal rule means.
+var errEmptyLiteral = errors.New("empty literal pattern")
+
+// RuleSet is a compiled, ordered rule set. It is immutable after Compile and
+// safe for concurrent use by any number of Streams.
+type RuleSet struct {
+	rules     []Rule
+	tmpls     []*template
+	nfa       *nfa.NFA
+	maxBuffer int  // resolved Options.MaxBufferedBytes
+	allOnce   bool // every rule is a once rule (then all fired = pass-through)
+}
+
+// Compile compiles rules, in declaration order, into a RuleSet. A rule that
+// cannot be compiled (bad syntax, bad template, empty literal) is reported
+// as a *RuleError naming it; its Err is the *syntax.Error (which names the
+// offending expression) or a *TemplateError.
+func Compile(rules []Rule, opts Options) (*RuleSet, error) {
+	rs := &RuleSet{
+		rules:     append([]Rule(nil), rules...),
+		tmpls:     make([]*template, len(rules)),
+		maxBuffer: opts.MaxBufferedBytes,
+		allOnce:   true,
+	}
+	if rs.maxBuffer <= 0 {
+		rs.maxBuffer = DefaultMaxBufferedBytes
+	}
+	res := make([]*syntax.Regexp, len(rules))
+	for i, r := range rules {
+		re, err := parseRule(r)
+		if err == nil {
+			rs.tmpls[i], err = parseTemplate(r.Replace, re.CapNames())
+		}
+		if err != nil {
+			return nil, &RuleError{Index: i, Name: r.Name, Err: err}
+		}
+		res[i] = re
+		rs.allOnce = rs.allOnce && r.Once
+	}
+	n, err := nfa.New(res)
+	if err != nil {
+		return nil, fmt.Errorf("matcher: compiling %d rules: %w", len(rules), err)
+	}
+	rs.nfa = n
+	return rs, nil
+}
+
+func parseRule(r Rule) (*syntax.Regexp, error) {
+	flags := syntax.Flags(regexFlags)
+	if r.Literal {
+		if r.Pattern == "" {
+			return nil, errEmptyLiteral
+		}
+		flags = literalFlags
+	}
+	if r.IgnoreCase {
+		flags |= syntax.FoldCase
+	}
+	return syntax.Parse(r.Pattern, flags)
+}
+
+// Rules returns a copy of the rules rs was compiled from.
+func (rs *RuleSet) Rules() []Rule { return append([]Rule(nil), rs.rules...) }
+
+// NumRules returns the number of rules in rs.
+func (rs *RuleSet) NumRules() int { return len(rs.rules) }
+
+// MaxBufferedBytes returns the hold-back cap of rs's streams (the resolved
+// Options.MaxBufferedBytes).
+func (rs *RuleSet) MaxBufferedBytes() int { return rs.maxBuffer }

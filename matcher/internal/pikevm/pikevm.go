@@ -1,0 +1,296 @@
+// Package pikevm owns streamsub's exact matching engine: a streaming Pike
+// VM over the byte-level NFA of package nfa.
+//
+// Algorithm (Thompson 1968, Pike's submatch VM; see Russ Cox, "Regular
+// Expression Matching: the Virtual Machine Approach"): the VM keeps the
+// list of live threads, each an NFA state plus the absolute offset where
+// its match started, in leftmost-first priority order. At each position p
+// it takes the epsilon closure of the threads waiting at p (assertions
+// decided with byte p-1 and byte p), appends a new start thread at the
+// lowest priority if p is an allowed start and no match is pending, and
+// steps every thread over byte p. When a thread reaches a Match state, the
+// match [start, p) is recorded and every lower-priority thread is cut; the
+// match is final once no higher-priority thread is alive. This is exactly
+// the leftmost-first semantics of Go's regexp (and of semantics.md "Which
+// match wins").
+//
+// Streaming: the VM is fed the body incrementally. Position p is processed
+// once byte p is available (or EOF is known) and, when byte p >= 0x80 must
+// be decoded (a start position, or an Invalid transition), once enough
+// following bytes are available for nfa.UnitLen. Threads are ordered by
+// non-decreasing start, so the earliest live start (the first waiting
+// thread, else the pending match, else the next position) says how many
+// bytes a caller must hold back.
+//
+// Cost: O(len(NFA)) per byte, so O(body × NFA) for a search; no
+// backtracking. All scratch is allocated by New, sized to the NFA: a
+// search allocates nothing. Captures (Captures) re-run one rule anchored
+// over a final match's bytes with capture slots, O(match × rule NFA).
+//
+// A VM belongs to one goroutine; the NFA it runs may be shared.
+package pikevm
+
+import (
+	"github.com/streamsub/streamsub/matcher/internal/nfa"
+)
+
+// Edge is the byte value of a position at the body's start or end.
+const Edge = nfa.Edge
+
+// Match is a match of rule Rule at absolute offsets [Start, End).
+type Match struct {
+	Rule       nfa.RuleID
+	Start, End int64
+}
+
+// Status says why Advance returned.
+type Status uint8
+
+const (
+	// NeedInput: every position that the available bytes allow was
+	// processed; call Advance again with more bytes or with eof.
+	NeedInput Status = iota
+	// Found: a final match is in Match(); call Restart before Advance.
+	Found
+	// Overflow: live threads span more than the allowed bytes.
+	Overflow
+	// Done: EOF was processed and no match is left.
+	Done
+)
+
+// thread is a live thread: an NFA state and its match's start offset.
+type thread struct {
+	id    nfa.StateID
+	start int64
+}
+
+// VM is a streaming leftmost-first search over an NFA. Create it with New,
+// position it with Restart, feed it with Advance.
+type VM struct {
+	// Immutable after New.
+	nfa        *nfa.NFA
+	start      nfa.StateID
+	hasInvalid bool
+
+	// Search state.
+	pos       int64    // next position to process
+	before    int      // byte at pos-1, or Edge at the body start
+	nextStart int64    // next position where a match may start (unit boundary)
+	seeds     []thread // threads waiting at pos before their closure, in priority order
+	matched   bool     // a match is pending; no more start threads
+	match     Match
+	done      bool // EOF processed
+
+	// Scratch, sized to the NFA by New.
+	set   sparseSet     // states visited by the closure at the current position
+	clist []thread      // closed threads at the current position, priority order
+	stack []nfa.StateID // closure DFS stack
+
+	caps *capScratch // allocated on the first Captures call
+}
+
+// New returns a VM for n with all search scratch preallocated.
+func New(n *nfa.NFA) *VM {
+	edges := 1
+	for i := 0; i < n.Len(); i++ {
+		edges += len(n.State(nfa.StateID(i)).Alts) + 1
+	}
+	return &VM{
+		nfa:        n,
+		start:      n.Start(),
+		hasInvalid: n.HasInvalid(),
+		seeds:      make([]thread, 0, n.Len()),
+		set:        newSparseSet(n.Len()),
+		clist:      make([]thread, 0, n.Len()),
+		stack:      make([]nfa.StateID, 0, edges),
+	}
+}
+
+// Restart starts a new search at absolute offset at, where the body's
+// byte before at is before (Edge at the body start). A match may start at
+// firstStart (at, or at+1 after an empty match) and at the unit boundaries
+// of the decoding from there.
+func (m *VM) Restart(at int64, before int, firstStart int64) {
+	m.pos = at
+	m.before = before
+	m.nextStart = firstStart
+	m.seeds = m.seeds[:0]
+	m.matched = false
+	m.done = false
+}
+
+// Pos returns the next position to process.
+func (m *VM) Pos() int64 { return m.pos }
+
+// Match returns the final match after Advance returned Found.
+func (m *VM) Match() Match { return m.match }
+
+// Earliest returns the smallest offset that a match found from now on may
+// include: the start of the highest-priority live thread, else of the
+// pending match, else Pos. Bytes before it can be emitted.
+func (m *VM) Earliest() int64 {
+	if len(m.seeds) > 0 {
+		return m.seeds[0].start
+	}
+	if m.matched {
+		return m.match.Start
+	}
+	return m.pos
+}
+
+// Idle reports whether no thread is live and no match is pending: the
+// search state is that of a fresh Restart at Pos.
+func (m *VM) Idle() bool { return len(m.seeds) == 0 && !m.matched }
+
+// Advance processes positions from Pos on. hay holds the body bytes from
+// absolute offset base on (base <= Pos); eof reports that hay ends at the
+// body's end. It returns Found when a match became final, Overflow when,
+// after some position, the live threads span more than maxSpan bytes
+// (Pos - Earliest > maxSpan), NeedInput when it needs bytes beyond hay,
+// and Done after EOF when no match is left.
+func (m *VM) Advance(hay []byte, base int64, eof bool, maxSpan int64) Status {
+	if m.done {
+		return Done
+	}
+	for {
+		i := int(m.pos - base)
+		c := Edge
+		if i < len(hay) {
+			c = int(hay[i])
+		} else if !eof {
+			return NeedInput
+		}
+		addStart := !m.matched && m.pos == m.nextStart
+		unit := 1
+		if c >= 0x80 && (addStart || m.hasInvalid) {
+			n, ok := nfa.UnitLen(hay[i:], eof)
+			if !ok {
+				return NeedInput
+			}
+			unit = n
+		}
+
+		// Close the waiting threads at pos, then the start thread.
+		m.set.clear()
+		m.clist = m.clist[:0]
+		for _, t := range m.seeds {
+			m.closure(t.id, t.start, c)
+		}
+		if addStart {
+			m.closure(m.start, m.pos, c)
+			m.nextStart = m.pos + int64(unit)
+		}
+		m.seeds = m.seeds[:0]
+
+		// Step every thread over byte c, in priority order.
+	step:
+		for _, t := range m.clist {
+			st := m.nfa.State(t.id)
+			switch st.Kind {
+			case nfa.KindMatch:
+				// Leftmost-first: this match beats every thread after it.
+				m.matched = true
+				m.match = Match{Rule: st.Rule, Start: t.start, End: m.pos}
+				break step
+			case nfa.KindRange:
+				if int(st.Lo) <= c && c <= int(st.Hi) {
+					m.seeds = append(m.seeds, thread{st.Next, t.start})
+				}
+			case nfa.KindSparse:
+				for _, tr := range st.Trans {
+					if c <= int(tr.Hi) {
+						if int(tr.Lo) <= c {
+							m.seeds = append(m.seeds, thread{tr.Next, t.start})
+						}
+						break
+					}
+				}
+			case nfa.KindInvalid:
+				if c >= 0x80 && unit == 1 {
+					m.seeds = append(m.seeds, thread{st.Next, t.start})
+				}
+			}
+		}
+
+		if c == Edge {
+			m.done = true
+			if m.matched {
+				return Found
+			}
+			return Done
+		}
+		m.before = c
+		m.pos++
+		if len(m.seeds) == 0 {
+			if m.matched {
+				return Found
+			}
+		} else if m.pos-m.seeds[0].start > maxSpan {
+			return Overflow
+		}
+	}
+}
+
+// closure adds to clist, in priority order, the consuming and match states
+// reachable from id by epsilon transitions at the current position, whose
+// following byte is after. States already visited at this position are
+// skipped: a higher-priority thread owns them.
+func (m *VM) closure(id nfa.StateID, start int64, after int) {
+	stack := append(m.stack[:0], id)
+	for len(stack) > 0 {
+		id = stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		for {
+			if !m.set.insert(id) {
+				break
+			}
+			st := m.nfa.State(id)
+			switch st.Kind {
+			case nfa.KindUnion:
+				for j := len(st.Alts) - 1; j > 0; j-- {
+					stack = append(stack, st.Alts[j])
+				}
+				id = st.Alts[0]
+				continue
+			case nfa.KindCapture:
+				id = st.Next
+				continue
+			case nfa.KindLook:
+				if st.Look.Holds(m.before, after) {
+					id = st.Next
+					continue
+				}
+			case nfa.KindFail:
+			default:
+				m.clist = append(m.clist, thread{id, start})
+			}
+			break
+		}
+	}
+	m.stack = stack
+}
+
+// sparseSet is a set of StateIDs with O(1) insert and clear (Briggs &
+// Torczon). Invariant: x is in the set iff sparse[x] < len(dense) and
+// dense[sparse[x]] == x.
+type sparseSet struct {
+	sparse []uint32
+	dense  []nfa.StateID
+}
+
+func newSparseSet(n int) sparseSet {
+	return sparseSet{sparse: make([]uint32, n), dense: make([]nfa.StateID, 0, n)}
+}
+
+func (s *sparseSet) clear() { s.dense = s.dense[:0] }
+
+// insert adds x and reports whether it was not already in the set.
+func (s *sparseSet) insert(x nfa.StateID) bool {
+	i := s.sparse[x]
+	if int(i) < len(s.dense) && s.dense[i] == x {
+		return false
+	}
+	s.sparse[x] = uint32(len(s.dense))
+	s.dense = append(s.dense, x)
+	return true
+}
