@@ -3,6 +3,12 @@
 package e2e
 
 import (
+	"bufio"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -51,5 +57,61 @@ func TestFailureModes(t *testing.T) {
 			t.Fatalf("after restart: status %d body %q, want the rewritten page", resp.StatusCode, body)
 		}
 		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// TestStreamsubDiesMidBody kills streamsub (SIGKILL) while a slow body is
+// streaming: on the fail-closed route the client must not receive a complete
+// response; on the fail-open route the rest of the body passes unmodified.
+func TestStreamsubDiesMidBody(t *testing.T) {
+	const lines = 6
+	line := func(i int) string { return fmt.Sprintf("<p>%d: %s</p>\n", i, demoorigin.OriginHost) }
+	for _, route := range []string{"/", "/failopen/"} {
+		t.Run(route, func(t *testing.T) {
+			s := startStack(t, "")
+			resp, err := newClient().Get(s.envoy.url + route + unique("slow?ms=400&n="+strconv.Itoa(lines)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			br := bufio.NewReader(resp.Body)
+			first, err := br.ReadString('\n')
+			if err != nil {
+				t.Fatalf("first line: %v", err)
+			}
+			if first != standard.Replace(line(0)) {
+				t.Fatalf("first line %q not rewritten", first)
+			}
+			if err := syscall.Kill(-s.streamsub.cmd.Process.Pid, syscall.SIGKILL); err != nil {
+				t.Fatal(err)
+			}
+			rest, err := io.ReadAll(br)
+			got := first + string(rest)
+			t.Logf("%s: after SIGKILL: read error %v; body %q", route, err, got)
+			if route == "/" {
+				if err == nil && strings.Count(got, "\n") == lines {
+					t.Errorf("fail-closed route delivered a complete body after streamsub died: %q", got)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("fail-open route: %v", err)
+			}
+			// Every line arrives, rewritten before the kill, unmodified after it;
+			// the last one certainly after it.
+			gotLines := strings.SplitAfter(got, "\n")
+			gotLines = gotLines[:len(gotLines)-1]
+			if len(gotLines) != lines {
+				t.Fatalf("fail-open route: %d lines, want %d: %q", len(gotLines), lines, got)
+			}
+			for i, l := range gotLines {
+				if l != line(i) && l != standard.Replace(line(i)) {
+					t.Errorf("line %d: %q", i, l)
+				}
+			}
+			if gotLines[lines-1] != line(lines-1) {
+				t.Errorf("last line %q: want it unmodified (streamsub is dead)", gotLines[lines-1])
+			}
+		})
 	}
 }
