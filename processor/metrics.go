@@ -65,9 +65,35 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Buckets: prometheus.ExponentialBuckets(1e-6, 2, 15),
 		}),
 	}
+	for _, r := range skipReasons {
+		m.Skipped.WithLabelValues(string(r))
+	}
+	for _, e := range errorTokens {
+		m.Errors.WithLabelValues(e)
+	}
 	if reg != nil {
 		reg.MustRegister(m.Streams, m.ActiveStreams, m.Rewritten, m.Skipped, m.BytesIn,
 			m.BytesOut, m.Replacements, m.CapExceeded, m.Errors, m.ChunkSeconds)
 	}
 	return m
+}
+
+// skipReasons and errorTokens are pre-created as labels so that dashboards
+// see zeros rather than missing series.
+var (
+	skipReasons = []skipReason{skipNoRuleSet, skipUnknownRuleSet, skipHead, skipStatus,
+		skipBadStatus, skipNoBody, skipGRPC, skipContentType, skipContentEncoding, skipTrailers}
+	errorTokens = []string{errOutOfOrder, errUnknownMessage, errPanic, errRecv, errSend, errBodyLost}
+)
+
+// InitRuleSets creates the per-rule-set series of names at zero, so that a
+// freshly loaded rule set shows up in /metrics before its first body.
+func (m *Metrics) InitRuleSets(names ...string) {
+	for _, n := range names {
+		m.Rewritten.WithLabelValues(n)
+		m.BytesIn.WithLabelValues(n)
+		m.BytesOut.WithLabelValues(n)
+		m.Replacements.WithLabelValues(n)
+		m.CapExceeded.WithLabelValues(n)
+	}
 }

@@ -226,8 +226,11 @@ func TestSkipDecisions(t *testing.T) {
 					if n := testutil.ToFloat64(m.Skipped.WithLabelValues(tt.reason)); n != 1 {
 						t.Errorf("skipped{reason=%q} = %v, want 1", tt.reason, n)
 					}
-				} else if n := testutil.CollectAndCount(m.Skipped); n != 0 {
-					t.Errorf("%d skip series, want none", n)
+				} else if n := sum(t, m.Skipped); n != 0 {
+					t.Errorf("%v bodies counted as skipped, want none", n)
+				}
+				if want := map[bool]float64{true: 1}[tt.rewrite]; sum(t, m.Rewritten) != want {
+					t.Errorf("rewritten = %v, want %v", sum(t, m.Rewritten), want)
 				}
 			})
 		})
@@ -472,8 +475,8 @@ func TestCancelEndsQuietly(t *testing.T) {
 		if err := h.wait(); err != nil {
 			t.Fatalf("cancelled stream ended with %v", err)
 		}
-		if n := testutil.CollectAndCount(m.Errors); n != 0 {
-			t.Errorf("%d error series after a cancel", n)
+		if n := sum(t, m.Errors); n != 0 {
+			t.Errorf("%v errors counted after a cancel", n)
 		}
 	})
 }
