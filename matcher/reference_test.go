@@ -8,6 +8,7 @@ package matcher
 import (
 	"bytes"
 	"fmt"
+	"math/rand/v2"
 	"regexp"
 	"regexp/syntax"
 	"strconv"
@@ -374,4 +375,86 @@ func TestReferenceErrors(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestReferenceAgainstReplaceAll cross-checks the oracle's search loop and
+// its one-byte context trick against Go's own ReplaceAllFunc, which
+// searches with the full body as context. The two agree by definition
+// whenever no match can be empty (they differ, deliberately, only in how
+// they step over empty matches), so rules that can match empty are skipped.
+func TestReferenceAgainstReplaceAll(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	randBytes := func(n int) []byte {
+		b := make([]byte, rng.IntN(n))
+		for i := range b {
+			b[i] = byte(rng.Uint32())
+		}
+		return b
+	}
+	const iterations = 5000
+	compared := 0
+	for range iterations {
+		rules := fuzzRules(randBytes(24))
+		r := rules[0]
+		if r.Literal {
+			continue
+		}
+		r.Once, r.Replace = false, "<$&>"
+		src := "(?sm)" + r.Pattern
+		if r.IgnoreCase {
+			src = "(?i)" + src
+		}
+		tree, err := syntax.Parse(src, syntax.Perl)
+		if err != nil {
+			t.Fatalf("%s: %v", fmtRules([]Rule{r}), err)
+		}
+		if minLen(tree) == 0 {
+			continue
+		}
+		re := regexp.MustCompile(src)
+		body := fuzzBody(randBytes(40))
+		want := re.ReplaceAllFunc(body, func(m []byte) []byte {
+			return append(append([]byte("<"), m...), '>')
+		})
+		compared++
+		got, err := refRewrite([]Rule{r}, body)
+		if err != nil {
+			t.Fatalf("%s: %v", fmtRules([]Rule{r}), err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Fatalf("%s on %q:\n got %q\nwant %q (ReplaceAllFunc)", fmtRules([]Rule{r}), body, got, want)
+		}
+	}
+	if compared < iterations/10 {
+		t.Fatalf("only %d of %d rules cannot match empty", compared, iterations)
+	}
+	t.Logf("%d of %d inputs compared", compared, iterations)
+}
+
+// minLen returns a lower bound of the bytes re can match: 0 if it might
+// match empty.
+func minLen(re *syntax.Regexp) int {
+	switch re.Op {
+	case syntax.OpLiteral:
+		return len(string(re.Rune))
+	case syntax.OpCharClass, syntax.OpAnyChar, syntax.OpAnyCharNotNL:
+		return 1
+	case syntax.OpCapture, syntax.OpPlus:
+		return minLen(re.Sub[0])
+	case syntax.OpRepeat:
+		return re.Min * minLen(re.Sub[0])
+	case syntax.OpConcat:
+		n := 0
+		for _, sub := range re.Sub {
+			n += minLen(sub)
+		}
+		return n
+	case syntax.OpAlternate:
+		n := minLen(re.Sub[0])
+		for _, sub := range re.Sub[1:] {
+			n = min(n, minLen(sub))
+		}
+		return n
+	}
+	return 0 // empty match, assertions, star, quest
 }
