@@ -1,0 +1,194 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// applyConfig has one rule of each kind: a literal, a regex, a regex whose
+// template uses a group; and a second rule set chosen with -ruleset.
+const applyConfig = `
+rule_sets:
+  - name: clone
+    rules:
+      - {name: analytics, literal: UA-12345-1, replace: UA-99999-9}
+      - {name: origin, regex: 'https?://www\.example\.com', replace: 'https://clone.example.net', ignore_case: true}
+      - {name: price, regex: '(\d+) USD', replace: '$1 EUR'}
+  - name: shout
+    rules:
+      - {literal: costs, replace: COSTS}
+  - name: comments
+    rules:
+      - {name: tag, regex: '<!--.*?-->', replace: ''}
+`
+
+const (
+	applyBody = `<a href="HTTP://www.example.com/x">UA-12345-1 costs 10 USD, 2 USD off</a>`
+	// applyBody rewritten by hand with the "clone" rules.
+	applyWant = `<a href="https://clone.example.net/x">UA-99999-9 costs 10 EUR, 2 EUR off</a>`
+)
+
+func writeFile(t *testing.T, name, content string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func runApplyWith(args []string, stdin string) (code int, stdout, stderr string) {
+	var out, errOut bytes.Buffer
+	code = apply(args, strings.NewReader(stdin), &out, &errOut)
+	return code, out.String(), errOut.String()
+}
+
+// TestApplyRewrites checks the rewrite is the same for every way of
+// feeding the body: the default chunk, tiny chunks, listed sizes with empty
+// chunks, from stdin and from a file, to stdout and to -o.
+func TestApplyRewrites(t *testing.T) {
+	cfg := writeFile(t, "streamsub.yaml", applyConfig)
+	input := writeFile(t, "body.html", applyBody)
+	tests := []struct {
+		name string
+		args []string
+	}{
+		{"default chunk", nil},
+		{"chunk-size 1", []string{"-chunk-size", "1"}},
+		{"chunk-size 3", []string{"-chunk-size", "3"}},
+		{"chunk-size 7", []string{"-chunk-size", "7"}},
+		{"chunk-sizes with empty chunks", []string{"-chunk-sizes", "0,5,0,1,13"}},
+		{"chunk-sizes longer than the body", []string{"-chunk-sizes", "20,1000,4"}},
+		{"named rule set", []string{"-ruleset", "clone", "-chunk-size", "2"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			args := append([]string{"-config", cfg}, tc.args...)
+			code, out, errOut := runApplyWith(args, applyBody)
+			if code != 0 || out != applyWant {
+				t.Errorf("stdin: exit %d, stderr %q\n got: %s\nwant: %s", code, errOut, out, applyWant)
+			}
+			code, out, errOut = runApplyWith(append(args, input), "")
+			if code != 0 || out != applyWant {
+				t.Errorf("file: exit %d, stderr %q\n got: %s\nwant: %s", code, errOut, out, applyWant)
+			}
+		})
+	}
+
+	outPath := filepath.Join(t.TempDir(), "out.html")
+	code, out, errOut := runApplyWith([]string{"-config", cfg, "-o", outPath, "-stats", input}, "")
+	got, _ := os.ReadFile(outPath)
+	if code != 0 || out != "" || string(got) != applyWant {
+		t.Errorf("-o: exit %d, stdout %q, file %q", code, out, got)
+	}
+	if want := `rule set "clone": 4 replacement(s)`; !strings.Contains(errOut, want) {
+		t.Errorf("-stats: stderr %q, want %q", errOut, want)
+	}
+
+	code, out, _ = runApplyWith([]string{"-config", cfg, "-ruleset", "shout"}, applyBody)
+	if want := strings.Replace(applyBody, "costs", "COSTS", 1); code != 0 || out != want {
+		t.Errorf("-ruleset shout: exit %d, got %s, want %s", code, out, want)
+	}
+}
+
+func TestApplyReportsOverflow(t *testing.T) {
+	cfg := writeFile(t, "streamsub.yaml", applyConfig+"max_buffered_bytes: 16\n")
+	// The comment never closes, so the pending match outgrows the 16-byte cap.
+	body := "a <!-- " + strings.Repeat("x", 100) + " b"
+	code, out, errOut := runApplyWith([]string{"-config", cfg, "-ruleset", "comments", "-chunk-size", "4"}, body)
+	if code != 0 || out != body {
+		t.Errorf("exit %d, output %q; want 0 and the body unchanged", code, out)
+	}
+	if want := `rule set "comments": a pending match needed more than max_buffered_bytes (16)`; !strings.Contains(errOut, want) {
+		t.Errorf("stderr %q, want it to contain %q", errOut, want)
+	}
+	// Without overflow nothing is said.
+	code, out, errOut = runApplyWith([]string{"-config", cfg, "-ruleset", "comments", "-chunk-size", "4"}, "a <!-- c --> b")
+	if code != 0 || errOut != "" || out != "a  b" {
+		t.Errorf("no overflow: exit %d, output %q, stderr %q; want 0, \"a  b\", nothing", code, out, errOut)
+	}
+}
+
+func TestApplyExitCodes(t *testing.T) {
+	cfg := writeFile(t, "streamsub.yaml", applyConfig)
+	bad := writeFile(t, "bad.yaml", "rule_sets:\n  - name: shop-fr\n    rules:\n      - {name: ga-id, regex: '(a', replace: x}\n")
+	missing := filepath.Join(t.TempDir(), "missing")
+	tests := []struct {
+		name       string
+		args       []string
+		code       int
+		stderrHas  string
+		stdoutWant string
+	}{
+		{"rejected config", []string{"-config", bad}, 2,
+			bad + ": rule set \"shop-fr\": rule 0 (\"ga-id\"): error parsing regexp: missing closing ): `(a`", ""},
+		{"unknown rule set", []string{"-config", cfg, "-ruleset", "nope"}, 2,
+			`unknown rule set "nope" (have "clone", "shout", "comments")`, ""},
+		{"no -config", nil, 2, "-config is required", ""},
+		{"unknown flag", []string{"-config", cfg, "-bogus"}, 2, "flag provided but not defined", ""},
+		{"zero chunk size", []string{"-config", cfg, "-chunk-size", "-1"}, 2, "want a positive size", ""},
+		{"both chunk flags", []string{"-config", cfg, "-chunk-size", "2", "-chunk-sizes", "1,2"}, 2, "not both", ""},
+		{"bad chunk sizes", []string{"-config", cfg, "-chunk-sizes", "1,x"}, 2, `"x" is not a size`, ""},
+		{"negative chunk size in list", []string{"-config", cfg, "-chunk-sizes", "1,-2"}, 2, `"-2" is not a size`, ""},
+		{"two input files", []string{"-config", cfg, "a", "b"}, 2, "at most one input file", ""},
+		{"missing config", []string{"-config", missing}, 1, "no such file or directory", ""},
+		{"missing input", []string{"-config", cfg, missing}, 1, "no such file or directory", ""},
+		{"unwritable output", []string{"-config", cfg, "-o", filepath.Join(missing, "out")}, 1, "no such file or directory", ""},
+		{"help", []string{"-h"}, 0, "usage: streamsub apply", ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			code, out, errOut := runApplyWith(tc.args, applyBody)
+			if code != tc.code {
+				t.Errorf("exit %d, want %d (stderr %q)", code, tc.code, errOut)
+			}
+			if !strings.Contains(errOut, tc.stderrHas) {
+				t.Errorf("stderr %q, want it to contain %q", errOut, tc.stderrHas)
+			}
+			if out != tc.stdoutWant {
+				t.Errorf("stdout %q, want %q", out, tc.stdoutWant)
+			}
+		})
+	}
+}
+
+func TestParseSizes(t *testing.T) {
+	tests := []struct {
+		in   string
+		want []int
+	}{
+		{"1", []int{1}},
+		{"0,5, 7", []int{0, 5, 7}},
+		{"", nil},
+		{"1,,2", nil},
+		{"-1", nil},
+		{"1.5", nil},
+	}
+	for _, tc := range tests {
+		got, err := parseSizes(tc.in)
+		if tc.want == nil {
+			if err == nil {
+				t.Errorf("parseSizes(%q) = %v, want an error", tc.in, got)
+			}
+			continue
+		}
+		if err != nil || !slicesEqual(got, tc.want) {
+			t.Errorf("parseSizes(%q) = %v, %v; want %v", tc.in, got, err, tc.want)
+		}
+	}
+}
+
+func slicesEqual(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,71 @@
+package main
+
+import (
+	"bytes"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestCheck(t *testing.T) {
+	good := writeFile(t, "streamsub.yaml", applyConfig+`
+  - name: more
+    extends: [clone]
+    content_types: ["*"]
+    rules: [{literal: a, replace: b}]
+hosts: {"*.example": more}
+header_filter: {request: {remove: [x-debug]}}
+max_buffered_bytes: 16
+`)
+	bad := writeFile(t, "bad.yaml", "rule_sets:\n  - name: s\n    rules:\n      - {literal: a, regx: b}\n")
+	tests := []struct {
+		name      string
+		args      []string
+		code      int
+		stdoutHas []string
+		stderrHas string
+	}{
+		{"valid", []string{"-config", good}, 0, []string{
+			good + ": ok: 4 rule set(s), 9 rule(s) after extends, max_buffered_bytes 16\n",
+			"  clone       3 rule(s)  content types text/html\n",
+			"  more        4 rule(s)  extends clone  content types *\n",
+			"  hosts: *.example → more\n",
+			"  header filter: request yes; response none\n",
+		}, ""},
+		{"rejected", []string{"-config", bad}, 2, nil,
+			bad + ":4:22: rule_sets[0].rules[0].regx: unknown field (known: name, regex, literal, replace, once, ignore_case)"},
+		{"missing file", []string{"-config", filepath.Join(t.TempDir(), "nope.yaml")}, 1, nil, "no such file or directory"},
+		{"no -config", nil, 2, nil, "want exactly -config FILE"},
+		{"extra argument", []string{"-config", good, "x"}, 2, nil, "want exactly -config FILE"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var out, errOut bytes.Buffer
+			code := check(tc.args, &out, &errOut)
+			if code != tc.code {
+				t.Errorf("exit %d, want %d (stderr %q)", code, tc.code, errOut.String())
+			}
+			for _, want := range tc.stdoutHas {
+				if !strings.Contains(out.String(), want) {
+					t.Errorf("stdout:\n%s\nwant it to contain %q", out.String(), want)
+				}
+			}
+			if tc.stdoutHas == nil && out.Len() > 0 {
+				t.Errorf("stdout %q, want none", out.String())
+			}
+			if !strings.Contains(errOut.String(), tc.stderrHas) {
+				t.Errorf("stderr %q, want it to contain %q", errOut.String(), tc.stderrHas)
+			}
+		})
+	}
+}
+
+// TestCheckExample validates the shipped example configuration, so a
+// schema change that breaks it fails here.
+func TestCheckExample(t *testing.T) {
+	example := filepath.Join("..", "..", "examples", "streamsub.yaml")
+	var out, errOut bytes.Buffer
+	if code := check([]string{"-config", example}, &out, &errOut); code != 0 {
+		t.Fatalf("check %s: exit %d\n%s", example, code, errOut.String())
+	}
+}
