@@ -138,17 +138,23 @@ func TestEveryCut(t *testing.T) {
 }
 
 // TestHeldBackTail checks that a chunk whose output is all held back gets an
-// explicit empty body, and that end_of_stream flushes the tail.
+// explicit empty body, and that end_of_stream flushes the tail. How long the
+// engine holds bytes beyond what correctness needs is its business, so only
+// the forced cases are pinned: "fo" may still become "foo", and "aa" may
+// still become "aab" until the end.
 func TestHeldBackTail(t *testing.T) {
 	requireEngine(t)
 	synctest.Test(t, func(t *testing.T) {
 		p, m := newProcessor(t, testCfg(t))
 		got := rewriteResponse(t, p, []string{"fo", "o", "aa", ""})
-		want := []string{"", "bar", "", "aa"}
-		for i := range want {
-			if string(got[i]) != want[i] {
-				t.Errorf("reply %d = %q, want %q", i, got[i], want[i])
-			}
+		if len(got[0]) != 0 {
+			t.Errorf("reply to %q = %q, want empty (held back)", "fo", got[0])
+		}
+		if !bytes.HasSuffix(got[3], []byte("aa")) {
+			t.Errorf("end_of_stream reply = %q, want the held-back tail %q", got[3], "aa")
+		}
+		if body := string(bytes.Join(got, nil)); body != "baraa" {
+			t.Errorf("body = %q, want %q", body, "baraa")
 		}
 		if n := testutil.ToFloat64(m.Replacements.WithLabelValues("standard")); n != 1 {
 			t.Errorf("replacements = %v, want 1", n)
