@@ -1,0 +1,440 @@
+package lazydfa
+
+import (
+	"encoding/binary"
+
+	"github.com/streamsub/streamsub/matcher/internal/nfa"
+)
+
+// Anchored is the exact half of the fast path: a lazy DFA that runs an
+// anchored leftmost-first search from one start position and reports the
+// match the Pike VM would report for a thread started there — rule and end
+// — or that there is none. The over-approximating forward DFA (Scan) says
+// where a match may be; Anchored resolves it without the Pike VM.
+//
+// A state is the ORDERED list of NFA states waiting at a position (before
+// their epsilon closure), in Pike VM priority order, plus what the look
+// assertions need to know of the byte before the position (body start,
+// '\n', word byte, other). Because assertions depend on the byte after the
+// position too, the closure is taken on the transition, when that byte is
+// known: all matches are delayed by one byte, and the end of the body is
+// one more input symbol (EOI). During the closure, reaching a Match state
+// cuts every lower-priority thread (leftmost-first), exactly as the Pike VM
+// does. Invalid transitions are decided with nfa.UnitLen on the actual
+// bytes: each byte >= 0x80 that is a one-byte (invalid) unit is fed as a
+// distinct input symbol.
+//
+// Cost: O(1) per byte with a warm cache; O(NFA) to build a state.
+// An Anchored is immutable and safe for concurrent use; searches use an
+// AnchoredCache each.
+type Anchored struct {
+	nfa        *nfa.NFA
+	classes    Classes
+	nc         int // number of byte classes
+	stride     int // inputs per state: nc byte classes, nc invalid-unit variants, EOI
+	hasInvalid bool
+	cacheBytes int
+	maxClears  int
+}
+
+// Look-behind contexts of a state: what Look.Holds needs of the byte before.
+const (
+	ctxEdge  = iota // body start
+	ctxNL           // '\n'
+	ctxWord         // [0-9A-Za-z_]
+	ctxOther        // anything else
+	numCtx
+)
+
+// ctxByte is a byte of each context, as passed to Look.Holds.
+var ctxByte = [numCtx]int{nfa.Edge, '\n', 'a', ' '}
+
+func ctxOf(b int) uint8 {
+	switch {
+	case b == nfa.Edge:
+		return ctxEdge
+	case b == '\n':
+		return ctxNL
+	case nfa.IsWordByte(b):
+		return ctxWord
+	}
+	return ctxOther
+}
+
+// NewAnchored builds the anchored resolver of n.
+func NewAnchored(n *nfa.NFA, cfg Config) *Anchored {
+	a := &Anchored{nfa: n, hasInvalid: n.HasInvalid(), cacheBytes: cfg.CacheBytes, maxClears: cfg.MaxClears}
+	if a.cacheBytes <= 0 {
+		a.cacheBytes = DefaultCacheBytes
+	}
+	a.cacheBytes = max(a.cacheBytes, minCacheBytes)
+	if a.maxClears <= 0 {
+		a.maxClears = defaultMaxClears
+	}
+	if cfg.NoClasses {
+		a.classes = identityClasses()
+	} else {
+		a.classes = lookClasses(n)
+	}
+	a.nc = a.classes.Len()
+	a.stride = 2*a.nc + 1
+	return a
+}
+
+// lookClasses are the NFA's byte classes refined so that '\n', word bytes
+// and bytes >= 0x80 never share a class with other bytes: a class then
+// tells the assertions all they need about the byte after a position.
+func lookClasses(n *nfa.NFA) Classes {
+	c := newClasses(n)
+	var key [256]uint32
+	for b := range 256 {
+		k := uint32(c.m[b]) << 3
+		switch {
+		case b == '\n':
+			k |= 1
+		case nfa.IsWordByte(b):
+			k |= 2
+		case b >= 0x80:
+			k |= 4
+		}
+		key[b] = k
+	}
+	var out Classes
+	ids := map[uint32]uint8{}
+	for b := range 256 {
+		id, ok := ids[key[b]]
+		if !ok {
+			id = uint8(len(ids))
+			ids[key[b]] = id
+		}
+		out.m[b] = id
+	}
+	out.n = len(ids)
+	return out
+}
+
+// Anchored state tags (see StateID): tagMatch marks a state entered by a
+// transition that found a match ending at the position before the input
+// symbol; tagDead a state with no thread left.
+const tagDead StateID = 1 << 29
+
+// AnchoredCache is the per-stream cache of an Anchored.
+type AnchoredCache struct {
+	a        *Anchored
+	trans    []StateID
+	setData  []nfa.StateID
+	setStart []int32
+	ctx      []uint8
+	rule     []nfa.RuleID // match rule of state i (valid if tagged)
+	index    map[string]StateID
+	starts   [numCtx]StateID // Unknown until built
+
+	// Scratch.
+	set    sparseSet
+	set2   sparseSet
+	clist  []nfa.StateID
+	seeds  []nfa.StateID
+	stack  []nfa.StateID
+	keybuf []byte
+
+	mem    int
+	clears int
+	gaveUp bool
+}
+
+type sparseSet struct {
+	sparse []uint32
+	dense  []nfa.StateID
+}
+
+func (s *sparseSet) init(n int) { s.sparse = make([]uint32, n); s.dense = make([]nfa.StateID, 0, n) }
+func (s *sparseSet) clear()     { s.dense = s.dense[:0] }
+func (s *sparseSet) insert(x nfa.StateID) bool {
+	i := s.sparse[x]
+	if int(i) < len(s.dense) && s.dense[i] == x {
+		return false
+	}
+	s.sparse[x] = uint32(len(s.dense))
+	s.dense = append(s.dense, x)
+	return true
+}
+
+// NewCache returns an empty cache for a.
+func (a *Anchored) NewCache() *AnchoredCache {
+	c := &AnchoredCache{a: a}
+	c.set.init(a.nfa.Len())
+	c.set2.init(a.nfa.Len())
+	c.clear()
+	return c
+}
+
+func (c *AnchoredCache) clear() {
+	c.trans = c.trans[:0]
+	c.setData = c.setData[:0]
+	c.setStart = append(c.setStart[:0], 0)
+	c.ctx = c.ctx[:0]
+	c.rule = c.rule[:0]
+	if c.index == nil {
+		c.index = make(map[string]StateID)
+	} else {
+		clear(c.index)
+	}
+	for i := range c.starts {
+		c.starts[i] = Unknown
+	}
+	c.mem = 0
+}
+
+// Reset prepares the cache for a new stream (states are kept).
+func (c *AnchoredCache) Reset() {
+	if c.gaveUp {
+		c.clear()
+	}
+	c.clears = 0
+	c.gaveUp = false
+}
+
+// Stats reports the cache's size and history.
+func (c *AnchoredCache) Stats() Stats {
+	return Stats{States: len(c.ctx), Clears: c.clears, Bytes: c.mem, GaveUp: c.gaveUp}
+}
+
+func (c *AnchoredCache) key(match int, ctx uint8, seeds []nfa.StateID) []byte {
+	k := binary.LittleEndian.AppendUint32(c.keybuf[:0], uint32(match+1))
+	k = append(k, ctx)
+	for _, q := range seeds {
+		k = binary.LittleEndian.AppendUint32(k, uint32(q))
+	}
+	c.keybuf = k
+	return k
+}
+
+// state returns the ID of the state (match, ctx, seeds), building it if
+// needed; ok is false when the cache gave up. cleared reports that the
+// cache was emptied to make room (every older ID is invalid).
+func (c *AnchoredCache) state(match int, ctx uint8, seeds []nfa.StateID) (id StateID, cleared, ok bool) {
+	k := c.key(match, ctx, seeds)
+	if id, ok := c.index[string(k)]; ok {
+		return id, false, true
+	}
+	a := c.a
+	cost := stateCost(a.stride, len(seeds))
+	if c.mem+cost > a.cacheBytes || (len(c.ctx)+1)*a.stride > int(tagDead-1) {
+		c.clears++
+		if c.clears > a.maxClears {
+			c.gaveUp = true
+			return Unknown, false, false
+		}
+		c.clear()
+		cleared = true
+		k = c.key(match, ctx, seeds)
+	}
+	idx := len(c.ctx)
+	id = StateID(idx * a.stride)
+	if match >= 0 {
+		id |= tagMatch
+	}
+	if len(seeds) == 0 {
+		id |= tagDead
+	}
+	for range a.stride {
+		c.trans = append(c.trans, Unknown)
+	}
+	c.setData = append(c.setData, seeds...)
+	c.setStart = append(c.setStart, int32(len(c.setData)))
+	c.ctx = append(c.ctx, ctx)
+	r := nfa.RuleID(0)
+	if match >= 0 {
+		r = nfa.RuleID(match)
+	}
+	c.rule = append(c.rule, r)
+	c.index[string(k)] = id
+	c.mem += cost
+	return id, cleared, true
+}
+
+func (c *AnchoredCache) offset(s StateID) int { return int(s &^ (tagMatch | tagDead)) }
+
+// next computes the transition of s on input symbol x (a class, a class
+// + nc for an invalid unit, or 2nc for EOI).
+func (c *AnchoredCache) next(s StateID, x int) (StateID, bool) {
+	a := c.a
+	n := a.nfa
+	idx := c.offset(s) / a.stride
+	seeds := c.setData[c.setStart[idx]:c.setStart[idx+1]]
+	before := ctxByte[c.ctx[idx]]
+	after := nfa.Edge
+	invalid := false
+	var b byte
+	if x < 2*a.nc {
+		cl := x
+		if cl >= a.nc {
+			cl -= a.nc
+			invalid = true
+		}
+		b = a.classes.Representative(uint8(cl))
+		after = int(b)
+	}
+	// Closure in priority order; a Match cuts the rest.
+	c.set.clear()
+	c.clist = c.clist[:0]
+	match := -1
+closure:
+	for _, seed := range seeds {
+		stack := append(c.stack[:0], seed)
+		for len(stack) > 0 {
+			id := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			for {
+				if !c.set.insert(id) {
+					break
+				}
+				st := n.State(id)
+				switch st.Kind {
+				case nfa.KindUnion:
+					for j := len(st.Alts) - 1; j > 0; j-- {
+						stack = append(stack, st.Alts[j])
+					}
+					id = st.Alts[0]
+					continue
+				case nfa.KindCapture:
+					id = st.Next
+					continue
+				case nfa.KindLook:
+					if st.Look.Holds(before, after) {
+						id = st.Next
+						continue
+					}
+				case nfa.KindFail:
+				case nfa.KindMatch:
+					match = int(st.Rule)
+					c.stack = stack
+					break closure
+				default:
+					c.clist = append(c.clist, id)
+				}
+				break
+			}
+		}
+		c.stack = stack
+	}
+	// Step the surviving threads over the byte.
+	c.seeds = c.seeds[:0]
+	ctx := uint8(ctxEdge)
+	if x < 2*a.nc {
+		ctx = ctxOf(after)
+		c.set2.clear()
+		for _, id := range c.clist {
+			st := n.State(id)
+			var succ nfa.StateID
+			ok := false
+			switch st.Kind {
+			case nfa.KindInvalid:
+				succ, ok = st.Next, invalid
+			default:
+				succ, ok = step(st, b)
+			}
+			if ok && c.set2.insert(succ) {
+				c.seeds = append(c.seeds, succ)
+			}
+		}
+	}
+	t, cleared, ok := c.state(match, ctx, c.seeds)
+	if !ok {
+		return Unknown, false
+	}
+	if !cleared {
+		c.trans[c.offset(s)+x] = t
+	}
+	return t, true
+}
+
+// Result is the outcome of an anchored search.
+type Result uint8
+
+const (
+	// NoMatch: every thread died; no match starts at the position.
+	NoMatchHere Result = iota
+	// Found: the match ends at the returned offset.
+	Found
+	// NeedMore: the answer depends on bytes beyond hay (or the decoding of
+	// a byte near its end); let the exact engine decide.
+	NeedMore
+	// TooLong: threads are still alive after limit bytes.
+	TooLong
+	// CacheFull: the cache gave up.
+	CacheFull
+)
+
+// Find searches for the leftmost-first match starting exactly at hay[p],
+// where before is the byte before p (nfa.Edge at the body start) and eof
+// reports that hay ends at the body's end. p must be a position where the
+// Pike VM would start a thread (a unit boundary). It returns the match end
+// and rule with Found; NoMatchHere; or NeedMore / TooLong / CacheFull when
+// it cannot decide within hay, within limit bytes after p, or within its
+// budget. The answer looks at bytes up to the match end + 1 (+3 for
+// decoding) and never past p+limit+4.
+func (c *AnchoredCache) Find(hay []byte, p int, before int, eof bool, limit int) (end int, rule nfa.RuleID, res Result) {
+	if c.gaveUp {
+		return 0, 0, CacheFull
+	}
+	a := c.a
+	ctx := ctxOf(before)
+	s := c.starts[ctx]
+	if s == Unknown {
+		var ok bool
+		// A start state is only ever looked up, never a transition
+		// target of its own, so a clear here loses nothing.
+		s, _, ok = c.state(-1, ctx, []nfa.StateID{a.nfa.Start()})
+		if !ok {
+			return 0, 0, CacheFull
+		}
+		c.starts[ctx] = s
+	}
+	cls := &a.classes.m
+	nc := a.nc
+	trans := c.trans
+	lastEnd := -1
+	var lastRule nfa.RuleID
+	stop := min(len(hay), p+limit)
+	for i := p; ; i++ {
+		var x int
+		if i < stop {
+			bt := hay[i]
+			x = int(cls[bt])
+			if bt >= 0x80 && a.hasInvalid {
+				n, ok := nfa.UnitLen(hay[i:], eof)
+				if !ok {
+					return 0, 0, NeedMore
+				}
+				if n == 1 {
+					x += nc
+				}
+			}
+		} else if i == len(hay) && eof {
+			x = 2 * nc
+		} else if i >= len(hay) {
+			return 0, 0, NeedMore
+		} else {
+			return 0, 0, TooLong
+		}
+		t := trans[c.offset(s)+x]
+		if t == Unknown {
+			var ok bool
+			if t, ok = c.next(s, x); !ok {
+				return 0, 0, CacheFull
+			}
+			trans = c.trans
+		}
+		if t&tagMatch != 0 {
+			lastEnd, lastRule = i, c.rule[c.offset(t)/a.stride]
+		}
+		if t&tagDead != 0 || x == 2*nc {
+			if lastEnd >= 0 {
+				return lastEnd, lastRule, Found
+			}
+			return 0, 0, NoMatchHere
+		}
+		s = t
+	}
+}
