@@ -26,8 +26,9 @@ type RuleSet struct {
 	rules     []Rule
 	tmpls     []*template
 	nfa       *nfa.NFA
-	maxBuffer int  // resolved Options.MaxBufferedBytes
-	allOnce   bool // every rule is a once rule (then all fired = pass-through)
+	maxBuffer int   // resolved Options.MaxBufferedBytes
+	maxSpan   int64 // bytes a pending match may span within one chunk (see maxSpanFor)
+	allOnce   bool  // every rule is a once rule (then all fired = pass-through)
 }
 
 // Compile compiles rules, in declaration order, into a RuleSet. A rule that
@@ -44,6 +45,7 @@ func Compile(rules []Rule, opts Options) (*RuleSet, error) {
 	if rs.maxBuffer <= 0 {
 		rs.maxBuffer = DefaultMaxBufferedBytes
 	}
+	rs.maxSpan = maxSpanFor(rs.maxBuffer)
 	res := make([]*syntax.Regexp, len(rules))
 	for i, r := range rules {
 		re, err := parseRule(r)
@@ -87,3 +89,12 @@ func (rs *RuleSet) NumRules() int { return len(rs.rules) }
 // MaxBufferedBytes returns the hold-back cap of rs's streams (the resolved
 // Options.MaxBufferedBytes).
 func (rs *RuleSet) MaxBufferedBytes() int { return rs.maxBuffer }
+
+// maxSpanFor returns how many bytes live threads may span at any position
+// for a hold-back cap: the cap itself is checked at the end of each chunk
+// (what stays held), as replace_filter does, so a match may be longer than
+// the cap when it is decided inside one chunk. This second limit keeps the
+// re-scan after a match bounded (semantics.md "Streaming": linear time).
+func maxSpanFor(maxBuffer int) int64 {
+	return int64(max(2*maxBuffer, DefaultMaxBufferedBytes))
+}

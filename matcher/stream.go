@@ -71,7 +71,7 @@ func (st *Stream) Reset() {
 	st.emitted = 0
 	clear(st.fired)
 	st.numFired = 0
-	st.passthrough = st.rs.allOnce // includes a rule set with no rules
+	st.passthrough = len(st.rs.rules) == 0
 	st.closed = false
 	st.stats = StreamStats{}
 	st.vm.Restart(0, pikevm.Edge, 0)
@@ -114,7 +114,7 @@ func (st *Stream) Stats() StreamStats {
 // (or, with eof, until the body is done), writing out what is final.
 func (st *Stream) run(dst []byte, eof bool) []byte {
 	for {
-		switch st.vm.Advance(st.buf, st.base, eof, int64(st.rs.maxBuffer)) {
+		switch st.vm.Advance(st.buf, st.base, eof, st.rs.maxSpan) {
 		case pikevm.Found:
 			dst = st.replace(dst, st.vm.Match(), eof)
 			if st.passthrough {
@@ -127,11 +127,30 @@ func (st *Stream) run(dst []byte, eof bool) []byte {
 			st.passthrough = true
 			return st.flush(dst)
 		case pikevm.NeedInput:
+			if st.heldAtChunkEnd() > int64(st.rs.maxBuffer) {
+				st.stats.Overflowed = true
+				st.passthrough = true
+				return st.flush(dst)
+			}
 			return st.emitUpTo(dst, st.vm.Earliest())
 		case pikevm.Done:
 			return st.flush(dst)
 		}
 	}
+}
+
+// heldAtChunkEnd returns the bytes that count against the hold-back cap
+// when the engine waits for the next chunk: the bytes from the earliest
+// live thread start to the scan position, less those of a pending match
+// whose replacement does not use its text (the text need not be kept).
+// This is replace_filter's accounting, so a rule set that fits its
+// replace_filter_max_buffered_size fits here too.
+func (st *Stream) heldAtChunkEnd() int64 {
+	held := st.vm.Pos() - st.vm.Earliest()
+	if m, ok := st.vm.Pending(); ok && st.rs.tmpls[m.Rule].constant() && !(st.rs.rules[m.Rule].Once && st.fired[m.Rule]) {
+		held -= m.End - m.Start
+	}
+	return held
 }
 
 // replace writes the bytes before match m, then its replacement, and

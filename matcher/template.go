@@ -162,6 +162,17 @@ func (t *template) expand(dst, match []byte, slots []int) []byte {
 	return dst
 }
 
+// constant reports whether the expansion is the same for every match: the
+// template names no group, not even the whole match.
+func (t *template) constant() bool {
+	for _, p := range t.pieces {
+		if p.group >= 0 {
+			return false
+		}
+	}
+	return true
+}
+
 // String returns the template in canonical form: literal text with '$'
 // doubled, groups as ${N}.
 func (t *template) String() string {

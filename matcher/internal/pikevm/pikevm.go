@@ -138,6 +138,10 @@ func (m *VM) Earliest() int64 {
 	return m.pos
 }
 
+// Pending returns the match found so far that is not final yet, if any:
+// a higher-priority thread may still replace it.
+func (m *VM) Pending() (Match, bool) { return m.match, m.matched }
+
 // Idle reports whether no thread is live and no match is pending: the
 // search state is that of a fresh Restart at Pos.
 func (m *VM) Idle() bool { return len(m.seeds) == 0 && !m.matched }
@@ -158,14 +162,14 @@ func (m *VM) Advance(hay []byte, base int64, eof bool, maxSpan int64) Status {
 		if i < len(hay) {
 			c = int(hay[i])
 		} else if !eof {
-			return NeedInput
+			return m.peek(unknown)
 		}
 		addStart := !m.matched && m.pos == m.nextStart
 		unit := 1
 		if c >= 0x80 && (addStart || m.hasInvalid) {
 			n, ok := nfa.UnitLen(hay[i:], eof)
 			if !ok {
-				return NeedInput
+				return m.peek(c)
 			}
 			unit = n
 		}
@@ -231,11 +235,52 @@ func (m *VM) Advance(hay []byte, base int64, eof bool, maxSpan int64) Status {
 	}
 }
 
+// unknown is passed as the byte at a position that is not known yet.
+const unknown = -2
+
+// peek is called when position pos cannot be processed yet (the byte at
+// pos, after, may be unknown). It decides a pending match early when that
+// does not need the missing input: when the closure of the waiting
+// threads at pos needs no assertion on the byte at pos, a match state
+// ahead of every consuming thread is final, and so is a pending match when
+// no thread survives the closure. This lets a match be emitted without
+// waiting for the byte after it (sregex does the same), which keeps the
+// held-back bytes at a chunk's end minimal. peek changes nothing else: the
+// closure is computed again when pos is processed.
+func (m *VM) peek(after int) Status {
+	if len(m.seeds) == 0 {
+		return NeedInput
+	}
+	m.set.clear()
+	m.clist = m.clist[:0]
+	for _, t := range m.seeds {
+		if !m.closure(t.id, t.start, after) {
+			return NeedInput
+		}
+	}
+	if len(m.clist) == 0 {
+		if m.matched {
+			m.seeds = m.seeds[:0]
+			return Found
+		}
+		return NeedInput
+	}
+	t := m.clist[0]
+	if st := m.nfa.State(t.id); st.Kind == nfa.KindMatch {
+		m.matched = true
+		m.match = Match{Rule: st.Rule, Start: t.start, End: m.pos}
+		m.seeds = m.seeds[:0]
+		return Found
+	}
+	return NeedInput
+}
+
 // closure adds to clist, in priority order, the consuming and match states
 // reachable from id by epsilon transitions at the current position, whose
 // following byte is after. States already visited at this position are
-// skipped: a higher-priority thread owns them.
-func (m *VM) closure(id nfa.StateID, start int64, after int) {
+// skipped: a higher-priority thread owns them. It returns false, leaving
+// clist incomplete, if after is unknown and an assertion depends on it.
+func (m *VM) closure(id nfa.StateID, start int64, after int) bool {
 	stack := append(m.stack[:0], id)
 	for len(stack) > 0 {
 		id = stack[len(stack)-1]
@@ -256,6 +301,10 @@ func (m *VM) closure(id nfa.StateID, start int64, after int) {
 				id = st.Next
 				continue
 			case nfa.KindLook:
+				if after == unknown && st.Look&lookNeedsAfter != 0 {
+					m.stack = stack
+					return false
+				}
 				if st.Look.Holds(m.before, after) {
 					id = st.Next
 					continue
@@ -268,7 +317,12 @@ func (m *VM) closure(id nfa.StateID, start int64, after int) {
 		}
 	}
 	m.stack = stack
+	return true
 }
+
+// lookNeedsAfter are the assertions that depend on the byte after the
+// position.
+const lookNeedsAfter = nfa.LookEndLine | nfa.LookEndText | nfa.LookWordBoundary | nfa.LookNoWordBoundary
 
 // sparseSet is a set of StateIDs with O(1) insert and clear (Briggs &
 // Torczon). Invariant: x is in the set iff sparse[x] < len(dense) and
