@@ -105,20 +105,39 @@ func (c *Config) RuleSet(name string) *RuleSet {
 // nothing matches. When the file has no hosts, every host gets the first
 // rule set.
 func (c *Config) RuleSetForHost(authority string) *RuleSet {
-	host := normalizeHost(stripPort(authority))
-	if rs, ok := c.exact[host]; ok {
+	host := strings.TrimSuffix(stripPort(authority), ".")
+	// Lower-case into a stack buffer: map lookups keyed by string(bytes)
+	// do not allocate, so neither does a request with "Example.COM".
+	var buf [maxHostLen]byte
+	var h []byte
+	if len(host) <= len(buf) {
+		h = buf[:len(host)]
+		for i := 0; i < len(host); i++ {
+			c := host[i]
+			if 'A' <= c && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			h[i] = c
+		}
+	} else {
+		h = []byte(strings.ToLower(host))
+	}
+	if rs, ok := c.exact[string(h)]; ok {
 		return rs
 	}
 	// Suffixes from the longest (".b.example.com" for "a.b.example.com") down.
-	for i := 0; i < len(host); i++ {
-		if host[i] == '.' && i > 0 {
-			if rs, ok := c.wildcards[host[i:]]; ok {
+	for i := 1; i < len(h); i++ {
+		if h[i] == '.' {
+			if rs, ok := c.wildcards[string(h[i:])]; ok {
 				return rs
 			}
 		}
 	}
 	return c.fallback
 }
+
+// maxHostLen is the longest DNS name (253) with room for an IPv6 literal.
+const maxHostLen = 256
 
 // AcceptsContentType reports whether the rule set rewrites a response with
 // this content-type header value; parameters (";charset=...") are ignored,

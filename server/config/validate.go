@@ -11,10 +11,6 @@ import (
 	configv1 "github.com/streamsub/streamsub/proto/streamsub/config/v1"
 )
 
-// regexFlags are the flags rules are parsed with: Perl syntax, `.` matches
-// "\n" (s) and ^ $ match at line edges (m), as semantics.md says.
-const regexFlags = (syntax.Perl | syntax.DotNL) &^ syntax.OneLine
-
 // build validates pb completely, then flattens and compiles its rule sets.
 // Problems are collected (up to maxErrors) so one run shows them all;
 // nothing is compiled unless the file is valid.
@@ -112,29 +108,38 @@ func checkRuleSet(errs *errorList, s *configv1.RuleSet, i int, index map[string]
 	}
 }
 
-// checkRule validates one rule: exactly one of regex and literal, a regex
-// that parses (so no backreferences or look-around), a valid template.
+// checkRule validates one rule: exactly one of regex and literal (which
+// matcher.Rule cannot express), then whatever matcher.Compile rejects in the
+// rule alone (regex syntax, so backreferences and look-around; template;
+// empty literal). Compiling rules one by one reports every bad rule once,
+// where it is written, however many rule sets inherit it.
 func checkRule(r *configv1.Rule) error {
 	switch {
 	case r.Regex != nil && r.Literal != nil:
 		return errors.New("both regex and literal are set; want exactly one")
 	case r.Regex == nil && r.Literal == nil:
 		return errors.New("neither regex nor literal is set; want exactly one")
-	case r.Literal != nil:
-		if r.GetLiteral() == "" {
-			return errors.New("literal is empty")
-		}
-		return checkTemplate(r.GetReplace(), nil)
 	}
-	flags := regexFlags
-	if r.GetIgnoreCase() {
-		flags |= syntax.FoldCase
+	_, err := matcher.Compile([]matcher.Rule{toMatcherRule(r)}, matcher.Options{})
+	var re *matcher.RuleError
+	if errors.As(err, &re) {
+		return explainSyntaxError(re.Err)
 	}
-	re, err := syntax.Parse(r.GetRegex(), flags)
-	if err != nil {
-		return explainSyntaxError(err)
+	return err
+}
+
+func toMatcherRule(r *configv1.Rule) matcher.Rule {
+	rule := matcher.Rule{
+		Name:       r.GetName(),
+		Pattern:    r.GetRegex(),
+		Replace:    r.GetReplace(),
+		IgnoreCase: r.GetIgnoreCase(),
+		Once:       r.GetOnce(),
 	}
-	return checkTemplate(r.GetReplace(), re.CapNames())
+	if r.Literal != nil {
+		rule.Pattern, rule.Literal = r.GetLiteral(), true
+	}
+	return rule
 }
 
 // explainSyntaxError adds why to the regexp/syntax errors that a regex
@@ -372,14 +377,7 @@ func (f *flattener) ruleSet(name string) *RuleSet {
 	var origins []ruleOrigin
 	for _, n := range order {
 		for j, r := range f.sets[f.index[n]].GetRules() {
-			rs.Rules = append(rs.Rules, matcher.Rule{
-				Name:       r.GetName(),
-				Pattern:    patternOf(r),
-				Literal:    r.Literal != nil,
-				Replace:    r.GetReplace(),
-				IgnoreCase: r.GetIgnoreCase(),
-				Once:       r.GetOnce(),
-			})
+			rs.Rules = append(rs.Rules, toMatcherRule(r))
 			origins = append(origins, ruleOrigin{set: n, index: j})
 		}
 	}
@@ -413,13 +411,6 @@ func (f *flattener) ruleSet(name string) *RuleSet {
 	}
 	f.done[name] = rs
 	return rs
-}
-
-func patternOf(r *configv1.Rule) string {
-	if r.Literal != nil {
-		return r.GetLiteral()
-	}
-	return r.GetRegex()
 }
 
 // lowerUnique appends the lower-cased items not yet in dst.
