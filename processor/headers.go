@@ -27,19 +27,22 @@ func removable(key string) bool {
 
 // appendInternal appends to dst the names in headers that hs recognises,
 // each once whatever its case or how often it repeats (one remove_headers
-// entry removes every value of a name), and returns dst.
+// entry removes every value of a name), never a name Envoy cannot remove,
+// and returns dst.
 func appendInternal(dst []string, headers []*corev3.HeaderValue, hs *matcher.HeaderSet) []string {
 	if hs == nil {
 		return dst
 	}
-	for _, h := range headers {
-		key := h.GetKey()
-		if !removable(key) || !hs.Contains(key) || containsFold(dst, key) {
-			continue
+	start := len(dst)
+	dst = matcher.AppendMatching(hs, dst, headers, (*corev3.HeaderValue).GetKey)
+	w := start
+	for _, key := range dst[start:] {
+		if removable(key) && !containsFold(dst[:w], key) {
+			dst[w] = key
+			w++
 		}
-		dst = append(dst, key)
 	}
-	return dst
+	return dst[:w]
 }
 
 // appendName appends name to dst unless it is there already (ignoring case).
