@@ -4,11 +4,26 @@
 # apt-get when missing; needs root) and protoc-gen-go at the version of
 # google.golang.org/protobuf in go.mod, installed into ./.bin.
 #
+# Usage: scripts/protogen.sh [--install-only]
+#   --install-only  install protoc and protoc-gen-go, generate nothing (CI
+#                   installs the tools before tests; the staleness test must
+#                   compare against the committed code, not a fresh one)
+#
 # Environment (used by the staleness test, proto/.../generated_test.go):
 #   PROTOGEN_OUT   write the generated tree under this directory instead of
 #                  the repository (paths stay module-relative)
 #   PROTOC_GEN_GO  use this protoc-gen-go binary instead of installing one
 set -euo pipefail
+
+install_only=false
+case "${1:-}" in
+--install-only) install_only=true ;;
+"") ;;
+*)
+	echo "usage: $0 [--install-only]" >&2
+	exit 2
+	;;
+esac
 
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -30,6 +45,11 @@ if [ -z "$plugin" ]; then
 	if [ ! -x "$plugin" ] || [ "$("$plugin" --version 2>/dev/null)" != "protoc-gen-go $version" ]; then
 		GOBIN=$root/.bin go install "google.golang.org/protobuf/cmd/protoc-gen-go@$version"
 	fi
+fi
+
+if $install_only; then
+	echo "protogen: $(protoc --version), $("$plugin" --version) installed" >&2
+	exit 0
 fi
 
 out=${PROTOGEN_OUT:-$root}
