@@ -66,13 +66,15 @@ func apply(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if fs.NArg() > 1 {
 		return bad("at most one input file, got %d: %q", fs.NArg(), fs.Args())
 	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	var sizes []int
 	switch {
-	case *chunkSize != 0 && *chunkSizes != "":
+	case set["chunk-size"] && set["chunk-sizes"]:
 		return bad("give -chunk-size or -chunk-sizes, not both")
-	case *chunkSize < 0:
+	case set["chunk-size"] && *chunkSize <= 0:
 		return bad("-chunk-size %d: want a positive size", *chunkSize)
-	case *chunkSizes != "":
+	case set["chunk-sizes"]:
 		var err error
 		if sizes, err = parseSizes(*chunkSizes); err != nil {
 			return bad("-chunk-sizes: %v", err)
