@@ -3,12 +3,14 @@ package processor
 import (
 	"bytes"
 	"fmt"
+	"log/slog"
 	"strings"
 	"testing"
 	"testing/synctest"
 
 	extprocfilterv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/ext_proc/v3"
 	extprocv3 "github.com/envoyproxy/go-control-plane/envoy/service/ext_proc/v3"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/protobuf/proto"
@@ -559,4 +561,67 @@ func equalStrings(a, b []string) bool {
 		}
 	}
 	return true
+}
+
+// TestBufferCapOverflow: a pending match longer than max_buffered_bytes
+// makes the rest of the body pass through unchanged, counted and logged
+// once however many chunks follow.
+func TestBufferCapOverflow(t *testing.T) {
+	requireEngine(t)
+	cfg, err := config.Parse([]byte(`
+max_buffered_bytes: 16
+rule_sets:
+  - name: tags
+    rules:
+      - {regex: 'a[^z]*z', replace: 'Z'}
+`), "cap.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	synctest.Test(t, func(t *testing.T) {
+		var logs bytes.Buffer
+		m := NewMetrics(prometheus.NewRegistry())
+		p := New(func() *config.Config { return cfg }, m, slog.New(slog.NewTextHandler(&logs, nil)))
+		chunks := []string{"xa", strings.Repeat("b", 10), strings.Repeat("b", 10), strings.Repeat("b", 10), "z az", ""}
+		got := rewriteResponse(t, p, chunks)
+		if body, want := string(bytes.Join(got, nil)), strings.Join(chunks, ""); body != want {
+			t.Errorf("body = %q, want it unchanged %q", body, want)
+		}
+		if n := testutil.ToFloat64(m.CapExceeded.WithLabelValues("tags")); n != 1 {
+			t.Errorf("cap exceeded = %v, want 1", n)
+		}
+		if n := strings.Count(logs.String(), "stream_buffer_cap_exceeded"); n != 1 {
+			t.Errorf("%d cap log lines, want 1:\n%s", n, logs.String())
+		}
+		if !strings.Contains(logs.String(), "rule_set=tags") || !strings.Contains(logs.String(), "path=/") {
+			t.Errorf("cap log lacks rule set or path:\n%s", logs.String())
+		}
+	})
+}
+
+// TestEndWithoutEndOfStream: if Envoy ends the stream while bytes are held
+// back (trailers, reset), the loss is counted rather than silent.
+func TestEndWithoutEndOfStream(t *testing.T) {
+	requireEngine(t)
+	synctest.Test(t, func(t *testing.T) {
+		p, m := newProcessor(t, testCfg(t))
+		h := startStream(t, p)
+		h.sendRequestHeaders(":method", "GET", ":authority", "site.test", ":path", "/")
+		h.wantHeadersReply()
+		h.sendResponseHeaders(false, ":status", "200", "content-type", "text/html")
+		h.wantModeOverride(extprocfilterv3.ProcessingMode_STREAMED)
+		h.sendBody("xy fo", false)
+		if got := h.wantBodyReply(); string(got) != "xy " {
+			t.Errorf("reply = %q, want %q", got, "xy ")
+		}
+		h.send(&extprocv3.ProcessingRequest{Request: &extprocv3.ProcessingRequest_ResponseTrailers{
+			ResponseTrailers: &extprocv3.HttpTrailers{}}})
+		if r := h.next(); r.GetResponseTrailers() == nil {
+			t.Fatalf("reply %v, want a response trailers reply", r)
+		}
+		h.closeOK()
+		if n := testutil.ToFloat64(m.Errors.WithLabelValues(errBodyLost)); n != 1 {
+			t.Errorf("%s = %v, want 1", errBodyLost, n)
+		}
+	})
 }
