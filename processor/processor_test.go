@@ -625,3 +625,72 @@ func TestEndWithoutEndOfStream(t *testing.T) {
 		}
 	})
 }
+
+// BenchmarkStreamLifecycle runs whole streams (request headers, response
+// headers, four 16 KiB chunks, end of stream) through pooled stream state,
+// without gRPC: what one HTTP response costs the processor beyond the
+// matcher's per-byte work.
+func BenchmarkStreamLifecycle(b *testing.B) {
+	cfg, err := config.Parse([]byte(testConfig), "bench.yaml")
+	if err != nil {
+		b.Fatal(err)
+	}
+	p := New(func() *config.Config { return cfg }, nil, nil)
+	fs := &fakeStream{ctx: b.Context()}
+	chunk := bytes.Repeat([]byte("<li><a href=\"/x\">foo aab item</a></li>\n"), 16<<10/40)
+	reqs := []*extprocv3.ProcessingRequest{
+		{Request: &extprocv3.ProcessingRequest_RequestHeaders{RequestHeaders: &extprocv3.HttpHeaders{
+			Headers: headerMap([]string{":method", "GET", ":authority", "site.test", ":path", "/", "x-internal-route", "a", "accept", "text/html"})}}},
+		{Request: &extprocv3.ProcessingRequest_ResponseHeaders{ResponseHeaders: &extprocv3.HttpHeaders{
+			Headers: headerMap([]string{":status", "200", "content-type", "text/html", "content-length", "65536", "etag", `"v1"`})}}},
+	}
+	for i := range 4 {
+		reqs = append(reqs, &extprocv3.ProcessingRequest{Request: &extprocv3.ProcessingRequest_ResponseBody{
+			ResponseBody: &extprocv3.HttpBody{Body: chunk, EndOfStream: i == 3}}})
+	}
+	b.SetBytes(int64(4 * len(chunk)))
+	b.ReportAllocs()
+	for b.Loop() {
+		s, _ := p.pool.Get().(*stream)
+		if s == nil {
+			s = newStream()
+		}
+		s.start(p, fs)
+		for _, req := range reqs {
+			if _, err := s.handle(req); err != nil {
+				b.Fatal(err)
+			}
+		}
+		s.finish()
+		p.pool.Put(s)
+	}
+}
+
+// TestStreamReuse: pooled stream state (matcher stream, buffers, reply
+// messages) carries nothing from one response to the next, across rule sets.
+func TestStreamReuse(t *testing.T) {
+	requireEngine(t)
+	synctest.Test(t, func(t *testing.T) {
+		p, _ := newProcessor(t, testCfg(t))
+		for i, tc := range []struct{ host, chunk0, chunk1, want string }{
+			{"site.test", "aa", "a", "aaa"}, // ends with a+b pending: tail flushed
+			{"site.test", "fo", "o", "bar"},
+			{"keep.test", "fo", "o", "FOO"},
+			{"site.test", "b", "foo", "bbar"},
+			{"site.test", "", "", ""},
+		} {
+			h := startStream(t, p)
+			h.sendRequestHeaders(":method", "GET", ":authority", tc.host, ":path", "/")
+			h.wantHeadersReply()
+			h.sendResponseHeaders(false, ":status", "200", "content-type", "text/html")
+			h.wantModeOverride(extprocfilterv3.ProcessingMode_STREAMED)
+			h.sendBody(tc.chunk0, false)
+			h.sendBody(tc.chunk1, true)
+			got := string(h.wantBodyReply()) + string(h.wantBodyReply())
+			h.closeOK()
+			if got != tc.want {
+				t.Errorf("response %d (%s): body %q, want %q", i, tc.host, got, tc.want)
+			}
+		}
+	})
+}

@@ -50,6 +50,8 @@ type stream struct {
 
 	// Reused across chunks and streams (gRPC serialises a reply in Send,
 	// and this package installs no stats handler that keeps messages).
+	spare     *matcher.Stream  // the last body's matcher stream, for Reset
+	spareRS   *matcher.RuleSet // the rule set spare was made by
 	out       []byte
 	removes   []string
 	bodyReply *extprocv3.ProcessingResponse
@@ -71,11 +73,12 @@ func newStream() *stream {
 }
 
 func (s *stream) start(p *Processor, srv extprocv3.ExternalProcessor_ProcessServer) {
-	out, removes, reply, data := s.out[:0], s.removes[:0], s.bodyReply, s.bodyData
+	out, removes, reply, data, spare := s.out[:0], s.removes[:0], s.bodyReply, s.bodyData, s.spare
+	spareRS := s.spareRS
 	if cap(out) > maxPooledBuffer {
 		out = nil
 	}
-	*s = stream{p: p, srv: srv, out: out, removes: removes, bodyReply: reply, bodyData: data}
+	*s = stream{p: p, srv: srv, out: out, removes: removes, bodyReply: reply, bodyData: data, spare: spare, spareRS: spareRS}
 	data.Body = nil
 	if p.current != nil {
 		s.cfg = p.current()
@@ -93,6 +96,9 @@ func (s *stream) finish() {
 			"authority", s.authority, "path", s.path)
 	}
 	s.reportReplacements()
+	if s.ms != nil {
+		s.spare, s.spareRS = s.ms, s.rs.Compiled
+	}
 	s.ms, s.srv, s.cfg, s.rs, s.bytesIn, s.bytesOut = nil, nil, nil, nil, nil, nil
 	s.bodyData.Body = nil
 }
@@ -105,6 +111,18 @@ func (s *stream) reportReplacements() {
 		s.p.metrics.Replacements.WithLabelValues(s.rs.Name).Add(float64(n - s.reported))
 		s.reported = n
 	}
+}
+
+// matcherStream returns a fresh matcher stream for s.rs: the spare one
+// reset when it was made by the same compiled rule set, else a new one.
+func (s *stream) matcherStream() *matcher.Stream {
+	if ms := s.spare; ms != nil && s.spareRS == s.rs.Compiled {
+		ms.Reset()
+		return ms
+	}
+	// The spare belongs to another (maybe reloaded-away) rule set.
+	s.spare, s.spareRS = nil, nil
+	return s.rs.Compiled.NewStream()
 }
 
 // handle answers one message. Every message that Envoy waits on gets
@@ -233,7 +251,7 @@ func (s *stream) responseHeaders(h *extprocv3.HttpHeaders) (*extprocv3.Processin
 	} else {
 		s.rewriting = true
 		mode.ResponseBodyMode = extprocfilterv3.ProcessingMode_STREAMED
-		s.ms = s.rs.Compiled.NewStream()
+		s.ms = s.matcherStream()
 		s.bytesIn = s.p.metrics.BytesIn.WithLabelValues(s.rs.Name)
 		s.bytesOut = s.p.metrics.BytesOut.WithLabelValues(s.rs.Name)
 		s.p.metrics.Rewritten.WithLabelValues(s.rs.Name).Inc()
