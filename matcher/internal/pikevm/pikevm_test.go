@@ -1,0 +1,253 @@
+package pikevm
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"regexp"
+	"regexp/syntax"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/streamsub/streamsub/matcher/internal/nfa"
+)
+
+const testFlags = syntax.Perl&^syntax.OneLine | syntax.DotNL
+
+func compile(t testing.TB, patterns ...string) *nfa.NFA {
+	t.Helper()
+	var res []*syntax.Regexp
+	for _, p := range patterns {
+		re, err := syntax.Parse(p, testFlags)
+		if err != nil {
+			t.Fatalf("parse %q: %v", p, err)
+		}
+		res = append(res, re)
+	}
+	n, err := nfa.New(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// firstMatch runs one search from offset 0, feeding body in pieces of
+// size step (0 = whole), and returns the first final match.
+func firstMatch(vm *VM, body []byte, step int) (Match, bool) {
+	vm.Restart(0, Edge, 0)
+	if step == 0 {
+		step = len(body) + 1
+	}
+	for k := 0; ; k += step {
+		end := min(k+step, len(body))
+		eof := end == len(body)
+		switch vm.Advance(body[:end], 0, eof, 1<<40) {
+		case Found:
+			return vm.Match(), true
+		case Done:
+			return Match{}, false
+		case Overflow:
+			panic("overflow")
+		case NeedInput:
+			if eof {
+				panic("NeedInput at eof")
+			}
+		}
+	}
+}
+
+var (
+	genAtoms = []string{"a", "b", "é", ".", "[a-c]", "[^a]", `\x{FFFD}`, "^", "$", `\b`, `\B`, `\A`, `\z`,
+		"(?-s:.)", `\pL`, `\n`, "(?i)a", "(?-m:$)", "(?-m:^)", `[^\n]`, "x"}
+	genBody = []string{"a", "b", "c", "x", "\n", " ", "é", "\xff", "\xc3", "\xa9", "\xe2\x82", "\xe2\x82\xac", "A"}
+)
+
+func genPattern(rng *rand.Rand, depth int) string {
+	if depth == 0 || rng.IntN(3) == 0 {
+		return genAtoms[rng.IntN(len(genAtoms))]
+	}
+	a := genPattern(rng, depth-1)
+	switch rng.IntN(10) {
+	case 0, 1:
+		return a + genPattern(rng, depth-1)
+	case 2:
+		return a + "|" + genPattern(rng, depth-1)
+	case 3:
+		return "(?:" + a + ")*"
+	case 4:
+		return "(?:" + a + ")+"
+	case 5:
+		return "(?:" + a + ")?"
+	case 6:
+		return "(?:" + a + ")*?"
+	case 7:
+		return "(?:" + a + "){1,2}"
+	case 8:
+		return "(" + a + ")"
+	default:
+		return "(?:" + a + ")??"
+	}
+}
+
+func genText(rng *rand.Rand) []byte {
+	var b []byte
+	for n := rng.IntN(12); n > 0; n-- {
+		b = append(b, genBody[rng.IntN(len(genBody))]...)
+	}
+	return b
+}
+
+// TestAgainstGoRegexp checks the first leftmost-first match and its
+// captures against Go's regexp, for random patterns and bodies fed whole
+// and one byte at a time.
+func TestAgainstGoRegexp(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 11))
+	iters := 3000
+	if testing.Short() {
+		iters = 300
+	}
+	for i := 0; i < iters; i++ {
+		nrules := 1 + rng.IntN(3)
+		var pats []string
+		for range nrules {
+			pats = append(pats, genPattern(rng, 3))
+		}
+		n := compile(t, pats...)
+		vm := New(n)
+		var alt []string
+		for _, p := range pats {
+			alt = append(alt, "(?:"+p+")")
+		}
+		re := regexp.MustCompile("(?sm)" + strings.Join(alt, "|"))
+		var single *regexp.Regexp
+		if nrules == 1 {
+			single = regexp.MustCompile("(?sm)" + pats[0])
+		}
+		for j := 0; j < 10; j++ {
+			body := genText(rng)
+			want := re.FindIndex(body)
+			for _, step := range []int{0, 1, 2} {
+				got, ok := firstMatch(vm, body, step)
+				if ok != (want != nil) || ok && (int(got.Start) != want[0] || int(got.End) != want[1]) {
+					t.Fatalf("rules %q on %q (step %d): got %v %v, Go regexp %v", pats, body, step, got, ok, want)
+				}
+			}
+			if single == nil || want == nil {
+				continue
+			}
+			m, _ := firstMatch(vm, body, 0)
+			before := Edge
+			if m.Start > 0 {
+				before = int(body[m.Start-1])
+			}
+			got := vm.Captures(nil, 0, body[m.Start:], int(m.End-m.Start), before, true)
+			wantCaps := single.FindSubmatchIndex(body)
+			for k := range wantCaps {
+				if wantCaps[k] >= 0 {
+					wantCaps[k] -= int(m.Start)
+				}
+			}
+			if !slices.Equal(got, wantCaps) {
+				t.Fatalf("rule %q on %q: captures %v, Go regexp %v", pats[0], body, got, wantCaps)
+			}
+		}
+	}
+}
+
+// TestEarliest checks the hold-back bookkeeping: the earliest live start.
+func TestEarliest(t *testing.T) {
+	tests := []struct {
+		pattern string
+		input   string
+		want    int64 // Earliest after feeding input without EOF
+	}{
+		{"abc", "xxxab", 3},
+		{"abc", "xxxyz", 5},
+		{"a$", "xa", 1},
+		{"ab|a", "xa", 1},
+		{"zzz", "zz\xe2\x82", 0},
+		{`\x{20AC}`, "ab\xe2\x82", 2},
+		{"q", "ab\xe2\x82", 2}, // the unit at 2 is undecided: nothing at 2 is processed yet
+	}
+	for _, tt := range tests {
+		t.Run(fmt.Sprintf("%q/%q", tt.pattern, tt.input), func(t *testing.T) {
+			vm := New(compile(t, tt.pattern))
+			vm.Restart(0, Edge, 0)
+			if st := vm.Advance([]byte(tt.input), 0, false, 1<<40); st != NeedInput {
+				t.Fatalf("Advance = %v, want NeedInput", st)
+			}
+			if got := vm.Earliest(); got != tt.want {
+				t.Errorf("Earliest = %d, want %d", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestPeek checks that a match is decided at the end of the input when no
+// assertion needs the next byte, and not otherwise.
+func TestPeek(t *testing.T) {
+	tests := []struct {
+		pattern string
+		input   string
+		found   bool
+	}{
+		{"abac", "ababac", true},
+		{"ab|abc", "ab", true},  // ab is preferred: abc cannot beat it
+		{"abc|ab", "ab", false}, // abc is preferred and may still match
+		{`ab\b`, "ab", false},
+		{`ab$`, "ab", false},
+		{`\nab`, "\nab", true},
+		{`a+`, "aa", false},
+		{`a+?`, "aa", true},
+	}
+	for _, tt := range tests {
+		t.Run(fmt.Sprintf("%q/%q", tt.pattern, tt.input), func(t *testing.T) {
+			vm := New(compile(t, tt.pattern))
+			vm.Restart(0, Edge, 0)
+			st := vm.Advance([]byte(tt.input), 0, false, 1<<40)
+			if got := st == Found; got != tt.found {
+				t.Errorf("Advance = %v, want found=%v", st, tt.found)
+			}
+		})
+	}
+}
+
+func TestOverflow(t *testing.T) {
+	vm := New(compile(t, "a[^z]*z"))
+	vm.Restart(0, Edge, 0)
+	if st := vm.Advance([]byte("xxabcdefgh"), 0, false, 5); st != Overflow {
+		t.Fatalf("Advance = %v, want Overflow", st)
+	}
+	if got := vm.Pos() - vm.Earliest(); got != 6 {
+		t.Errorf("span at overflow = %d, want 6 (first span over 5)", got)
+	}
+}
+
+func TestAllocs(t *testing.T) {
+	n := compile(t, `(a|b)+c`, `\bfoo\b`, `(?i)hello`, `x*`)
+	vm := New(n)
+	body := []byte(strings.Repeat("aabc foo Hello xx é\xff ", 20))
+	slots := make([]int, 0, 16)
+	allocs := testing.AllocsPerRun(50, func() {
+		vm.Restart(0, Edge, 0)
+		for {
+			st := vm.Advance(body, 0, true, 1<<40)
+			if st != Found {
+				break
+			}
+			m := vm.Match()
+			if m.Rule == 0 {
+				slots = vm.Captures(slots[:0], 0, body[m.Start:], int(m.End-m.Start), Edge, true)
+			}
+			next := m.End
+			first := m.End
+			if m.End == m.Start {
+				first++
+			}
+			vm.Restart(next, int(body[next-1]), first)
+		}
+	})
+	if allocs != 0 {
+		t.Errorf("allocs per search = %v, want 0", allocs)
+	}
+}
