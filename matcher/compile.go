@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp/syntax"
 
+	"github.com/streamsub/streamsub/matcher/internal/lazydfa"
 	"github.com/streamsub/streamsub/matcher/internal/nfa"
 )
 
@@ -29,6 +30,8 @@ type RuleSet struct {
 	maxBuffer int   // resolved Options.MaxBufferedBytes
 	maxSpan   int64 // bytes a pending match may span within one chunk (see maxSpanFor)
 	allOnce   bool  // every rule is a once rule (then all fired = pass-through)
+
+	fast *fastPath // lazy-DFA fast path (fastpath.go); nil if not eligible
 }
 
 // Compile compiles rules, in declaration order, into a RuleSet. A rule that
@@ -63,6 +66,7 @@ func Compile(rules []Rule, opts Options) (*RuleSet, error) {
 		return nil, fmt.Errorf("matcher: compiling %d rules: %w", len(rules), err)
 	}
 	rs.nfa = n
+	rs.fast = newFastPath(n, int(rs.maxSpan), lazydfa.Config{})
 	return rs, nil
 }
 

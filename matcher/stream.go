@@ -25,8 +25,9 @@ import (
 // Stream rewrites one body. It belongs to one goroutine.
 type Stream struct {
 	// Immutable after NewStream.
-	rs *RuleSet
-	vm *pikevm.VM
+	rs   *RuleSet
+	vm   *pikevm.VM
+	fast *fastStream // lazy-DFA fast path (fastpath.go); nil without one
 
 	// Per-body state.
 	//
@@ -51,6 +52,11 @@ type StreamStats struct {
 	Replacements int  // matches replaced (once-rule shadow matches not counted)
 	Overflowed   bool // the hold-back cap was exceeded; the rest passed through unchanged
 	Buffered     int  // bytes currently held back
+	// FastFallbacks counts hand-overs from the fast path to the exact
+	// engine (window open at a chunk edge, too long, or a cache that gave
+	// up); CacheGaveUp reports that a lazy DFA cache gave up (thrashing).
+	FastFallbacks int
+	CacheGaveUp   bool
 }
 
 // NewStream returns a Stream that rewrites one body with rs.
@@ -59,6 +65,7 @@ func (rs *RuleSet) NewStream() *Stream {
 		rs:    rs,
 		vm:    pikevm.New(rs.nfa),
 		fired: make([]bool, len(rs.rules)),
+		fast:  rs.newFastStream(),
 	}
 	st.Reset()
 	return st
@@ -75,6 +82,7 @@ func (st *Stream) Reset() {
 	st.closed = false
 	st.stats = StreamStats{}
 	st.vm.Restart(0, pikevm.Edge, 0)
+	st.fastReset()
 }
 
 // Write rewrites chunk, appends the output that is final to dst and returns it.
@@ -82,6 +90,9 @@ func (st *Stream) Reset() {
 func (st *Stream) Write(dst, chunk []byte) []byte {
 	if st.passthrough || st.closed {
 		return append(dst, chunk...)
+	}
+	if st.fast != nil {
+		return st.writeFast(dst, chunk)
 	}
 	st.buf = append(st.buf, chunk...)
 	dst = st.run(dst, false)
@@ -100,6 +111,7 @@ func (st *Stream) Close(dst []byte) []byte {
 	}
 	dst = st.flush(dst)
 	st.closed = true
+	st.fastRelease()
 	return dst
 }
 

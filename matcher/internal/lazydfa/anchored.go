@@ -370,7 +370,8 @@ const (
 // where before is the byte before p (nfa.Edge at the body start) and eof
 // reports that hay ends at the body's end. p must be a position where the
 // Pike VM would start a thread (a unit boundary). It returns the match end
-// and rule with Found; NoMatchHere; or NeedMore / TooLong / CacheFull when
+// and rule with Found; NoMatchHere with the offset where the last thread
+// died; or NeedMore / TooLong / CacheFull when
 // it cannot decide within hay, within limit bytes after p, or within its
 // budget. The answer looks at bytes up to the match end + 1 (+3 for
 // decoding) and never past p+limit+4.
@@ -433,7 +434,7 @@ func (c *AnchoredCache) Find(hay []byte, p int, before int, eof bool, limit int)
 			if lastEnd >= 0 {
 				return lastEnd, lastRule, Found
 			}
-			return 0, 0, NoMatchHere
+			return i, 0, NoMatchHere
 		}
 		s = t
 	}

@@ -44,7 +44,7 @@ func BenchmarkScan(b *testing.B) {
 			windows := 0
 			for b.Loop() {
 				for i := 0; i < len(page); {
-					off, st := c.Scan(page[i:])
+					off, st := c.Scan(page[i:], 1<<20)
 					if st == NoMatch || st == Open {
 						break
 					}

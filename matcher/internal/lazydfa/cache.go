@@ -24,9 +24,12 @@ const (
 	// take over at the returned offset (the open window's start, or the
 	// position reached if the DFA was Idle).
 	GaveUp
+	// Long: the window that opened at the returned offset grew longer than
+	// the limit passed to Scan without reaching a match state.
+	Long
 )
 
-var statusNames = [...]string{"no_match", "matched", "open", "gave_up"}
+var statusNames = [...]string{"no_match", "matched", "open", "gave_up", "long"}
 
 func (s Status) String() string { return statusNames[s] }
 
@@ -182,9 +185,9 @@ func (c *Cache) next(s StateID, b byte) (StateID, bool) {
 // Scan runs the DFA over b, starting Idle (no live thread before b[0]).
 // It returns NoMatch with len(b) when b holds no match and leaves no thread
 // alive; otherwise the offset in b where the decisive window opened, with
-// Matched, Open or GaveUp (see Status). Bytes before the returned offset
-// provably take part in no match.
-func (c *Cache) Scan(b []byte) (int, Status) {
+// Matched, Open, Long (a window longer than maxWindow bytes) or GaveUp (see
+// Status). Bytes before the returned offset provably take part in no match.
+func (c *Cache) Scan(b []byte, maxWindow int) (int, Status) {
 	if c.gaveUp {
 		return 0, GaveUp
 	}
@@ -211,9 +214,16 @@ func (c *Cache) Scan(b []byte) (int, Status) {
 		}
 		w := i
 		s := Idle
+		lim := n
+		if maxWindow < n-w {
+			lim = w + maxWindow
+		}
 		for {
-			if i >= n {
-				return w, Open
+			if i >= lim {
+				if lim == n {
+					return w, Open
+				}
+				return w, Long
 			}
 			t := trans[int(s)+int(cls[b[i]])]
 			i++

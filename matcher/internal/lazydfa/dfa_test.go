@@ -67,7 +67,7 @@ func TestScan(t *testing.T) {
 			d := New(mustNFA(t, tt.pats...), Config{NoClasses: noClasses})
 			c := d.NewCache()
 			for range 2 { // cold, then warm cache
-				off, st := c.Scan([]byte(tt.body))
+				off, st := c.Scan([]byte(tt.body), 1<<20)
 				if off != tt.off || st != tt.status {
 					t.Errorf("%q on %q (noClasses=%v): got %d %v, want %d %v", tt.pats, tt.body, noClasses, off, st, tt.off, tt.status)
 				}
@@ -121,7 +121,7 @@ func TestScanSound(t *testing.T) {
 			continue
 		}
 		c := d.NewCache()
-		off, st := c.Scan([]byte(body))
+		off, st := c.Scan([]byte(body), 1<<20)
 		first := firstMatchStart(pats, body)
 		if first >= 0 && first < off {
 			t.Fatalf("%q on %q: real match at %d before Scan offset %d (%v)", pats, body, first, off, st)

@@ -1,0 +1,364 @@
+package matcher
+
+// The fast path of the streaming rewriter (design.md §3 layer 2).
+//
+// While the exact engine (the Pike VM) has no live thread and holds
+// nothing, a Stream does not run it. Instead:
+//
+//  1. lazydfa.Cache.Scan runs an over-approximating forward lazy DFA over
+//     the chunk (prefilter skip loop while Idle). Bytes before the first
+//     window that reaches a match state provably take part in no match and
+//     are written out unchanged.
+//  2. In that window, lazydfa.AnchoredCache.Find — an exact anchored
+//     leftmost-first lazy DFA — looks for the match that starts at the
+//     window's first unit boundary. Found: the replacement is written (the
+//     same template/once logic as Stream.replace) and the scan restarts at
+//     the match end. None: no match starts there; the scan restarts one
+//     byte later.
+//  3. Whenever the fast path cannot decide within the chunk — a window
+//     still open at the chunk's end, a window or match longer than the
+//     hold-back cap allows, a lazy DFA cache that gave up, a decoding that
+//     needs the next chunk, too much work on failed attempts — it hands the
+//     stream to the exact engine at a position where the engine provably has
+//     no live thread (toExact), and takes it back once the engine is idle
+//     again with nothing held.
+//
+// Soundness rests on lazydfa's over-approximation (its package doc) and on
+// one fact about UTF-8 decoding: a byte that is ASCII or >= 0xC0 always
+// begins a unit, so unit boundaries (where the Pike VM may start a thread)
+// are a property of the body, computable from the 4 bytes before a position
+// and 3 after it (boundaryAfter). Every Restart of the engine uses such a
+// boundary, exactly as the engine's own restarts at match ends do. Rule sets
+// that can match the empty string get no fast path (lazydfa.CanMatchEmpty),
+// so no restart ever happens at p+1 after an empty match.
+//
+// Output is byte-identical to the exact engine's for every chunking, and so
+// is the hold-back cap: windows and matches that could approach the cap are
+// left to the exact engine (maxFastSpan).
+
+import (
+	"sync"
+
+	"github.com/streamsub/streamsub/matcher/internal/lazydfa"
+	"github.com/streamsub/streamsub/matcher/internal/nfa"
+	"github.com/streamsub/streamsub/matcher/internal/pikevm"
+)
+
+// fastPath is the immutable fast path of a RuleSet; nil when the rule set
+// is not eligible.
+type fastPath struct {
+	dfa     *lazydfa.DFA
+	anch    *lazydfa.Anchored
+	maxSpan int       // longest window / match the fast path decides itself
+	caches  sync.Pool // *fastCaches: warm caches shared over time by streams
+}
+
+// fastCaches are the per-stream lazy DFA caches, pooled per rule set so
+// that a new stream starts with the states earlier streams built.
+type fastCaches struct {
+	scan *lazydfa.Cache
+	anch *lazydfa.AnchoredCache
+}
+
+// fastStream is a Stream's fast-path state.
+type fastStream struct {
+	fp     *fastPath
+	caches *fastCaches // taken from fp.caches on first use, returned by Close
+	// hist holds the last nhist (<= 8) body bytes before the current chunk:
+	// the assertion context and the unit-boundary context of its start
+	// (boundaryAfter looks 4 bytes back, toExact one more).
+	hist  [8]byte
+	nhist int
+}
+
+// maxFastSpanMargin keeps fast-path windows clear of the exact engine's
+// in-chunk span limit (RuleSet.maxSpan): the engine overflows when live
+// threads span more than that, so any window or match the fast path
+// resolves stays below it and longer ones go to the engine. (The hold-back
+// cap proper is checked at chunk ends, where the fast path is either idle,
+// holding nothing, or has handed the stream to the engine.)
+const maxFastSpanMargin = 16
+
+// newFastPath returns the fast path for n, or nil when n can match the
+// empty string. maxSpan is the exact engine's in-chunk span limit.
+func newFastPath(n *nfa.NFA, maxSpan int, cfg lazydfa.Config) *fastPath {
+	d := lazydfa.New(n, cfg)
+	if d.CanMatchEmpty() || maxSpan <= 2*maxFastSpanMargin {
+		return nil
+	}
+	return &fastPath{dfa: d, anch: lazydfa.NewAnchored(n, cfg), maxSpan: maxSpan - maxFastSpanMargin}
+}
+
+func (fp *fastPath) getCaches() *fastCaches {
+	if c, ok := fp.caches.Get().(*fastCaches); ok {
+		c.scan.Reset()
+		c.anch.Reset()
+		return c
+	}
+	return &fastCaches{scan: fp.dfa.NewCache(), anch: fp.anch.NewCache()}
+}
+
+// newFastStream returns the fast-path state of a new stream of rs, or nil.
+func (rs *RuleSet) newFastStream() *fastStream {
+	if rs.fast == nil {
+		return nil
+	}
+	return &fastStream{fp: rs.fast}
+}
+
+// fastReset forgets the body (Stream.Reset).
+func (st *Stream) fastReset() {
+	if f := st.fast; f != nil {
+		f.nhist = 0
+	}
+}
+
+// fastRelease returns the stream's caches to the pool (Stream.Close).
+func (st *Stream) fastRelease() {
+	if f := st.fast; f != nil && f.caches != nil {
+		f.fp.caches.Put(f.caches)
+		f.caches = nil
+	}
+}
+
+// exactIdle reports whether the exact engine has no live thread and
+// nothing is held: its state is that of a fresh Restart at the end of the
+// body so far.
+func (st *Stream) exactIdle() bool {
+	return st.vm.Idle() && st.emitted == st.base+int64(len(st.buf))
+}
+
+// writeFast is Write when the rule set has a fast path.
+func (st *Stream) writeFast(dst, chunk []byte) []byte {
+	f := st.fast
+	if f.caches == nil {
+		f.caches = f.fp.getCaches()
+	}
+	abs0 := st.base + int64(len(st.buf)) // body offset of chunk[0]
+	i := 0
+	// The exact engine owns the stream until it is idle: feed it growing
+	// pieces so that it gives the stream back soon after a window closes.
+	for piece := 64; !st.exactIdle(); piece *= 2 {
+		if i == len(chunk) {
+			f.remember(chunk)
+			return dst
+		}
+		k := min(len(chunk), i+piece)
+		st.buf = append(st.buf, chunk[i:k]...)
+		dst = st.run(dst, false)
+		st.compact()
+		i = k
+		if st.passthrough {
+			f.remember(chunk)
+			return append(dst, chunk[i:]...)
+		}
+	}
+	dst, _ = st.fastScan(dst, chunk, abs0, i)
+	f.remember(chunk)
+	return dst
+}
+
+// remember keeps the last bytes of the body for the next chunk's context.
+func (f *fastStream) remember(chunk []byte) {
+	if len(chunk) >= len(f.hist) {
+		copy(f.hist[:], chunk[len(chunk)-len(f.hist):])
+		f.nhist = len(f.hist)
+		return
+	}
+	keep := min(f.nhist, len(f.hist)-len(chunk))
+	copy(f.hist[:], f.hist[f.nhist-keep:f.nhist])
+	copy(f.hist[keep:], chunk)
+	f.nhist = keep + len(chunk)
+}
+
+// at returns the body byte at chunk index k, for k >= -nhist (negative:
+// the bytes before the chunk).
+func (f *fastStream) at(chunk []byte, k int) byte {
+	if k >= 0 {
+		return chunk[k]
+	}
+	return f.hist[f.nhist+k]
+}
+
+// unitLenAt is nfa.UnitLen at chunk index k (k >= -nhist), not at EOF.
+func (f *fastStream) unitLenAt(chunk []byte, k int) (int, bool) {
+	if k >= 0 {
+		return nfa.UnitLen(chunk[k:], false)
+	}
+	var tmp [8]byte
+	n := copy(tmp[:], f.hist[f.nhist+k:f.nhist])
+	n += copy(tmp[n:], chunk)
+	return nfa.UnitLen(tmp[:n], false)
+}
+
+// boundaryAfter returns the first unit boundary at or after chunk index
+// q, and a boundary lead <= q from which it was derived; ok is false when
+// that needs bytes after the chunk. abs0 is the body offset of chunk[0].
+//
+// A byte that is ASCII or >= 0xC0 always begins a unit; a byte in 80-BF
+// begins one unless a valid sequence begun by the nearest such byte among
+// the three before covers it. If the four bytes before q are all 80-BF,
+// q-1 is a one-byte unit and q a boundary.
+func (f *fastStream) boundaryAfter(chunk []byte, abs0 int64, q int) (next, lead int, ok bool) {
+	lo := max(-f.nhist, q-4) // nhist < 4 only near the body start
+	j, found := q, false
+	for k := q - 1; k >= lo; k-- {
+		if c := f.at(chunk, k); c < 0x80 || c >= 0xC0 {
+			j, found = k, true
+			break
+		}
+	}
+	if !found {
+		if abs0+int64(lo) != 0 {
+			return q, q, true // four continuation bytes: q-1 is a one-byte unit
+		}
+		j = lo // the body start is a boundary
+	}
+	p := j
+	for p < q {
+		n, ok := f.unitLenAt(chunk, p)
+		if !ok {
+			return 0, p, false
+		}
+		if p+n > q {
+			return p + n, p, true
+		}
+		p += n
+	}
+	return q, q, true
+}
+
+// toExact hands the stream to the exact engine at chunk index q (all
+// bytes before q are final and written; no thread of the engine is alive
+// there) and feeds it chunk[q:].
+func (st *Stream) toExact(dst, chunk []byte, abs0 int64, q int) []byte {
+	f := st.fast
+	at, first := q, q
+	if next, lead, ok := f.boundaryAfter(chunk, abs0, q); ok {
+		first = next
+	} else {
+		// q is inside a multi-byte sequence that the chunk truncates:
+		// restart at its first byte (a boundary). No match can end inside
+		// it, so none is found twice.
+		at, first = lead, lead
+	}
+	// buf keeps the byte before at (assertion context), as Stream.compact.
+	from := at
+	before := pikevm.Edge
+	if abs0+int64(at) > 0 {
+		from = at - 1
+		before = int(f.at(chunk, from))
+	}
+	st.buf = st.buf[:0]
+	st.base = abs0 + int64(from)
+	for k := from; k < 0; k++ {
+		st.buf = append(st.buf, f.at(chunk, k))
+	}
+	st.buf = append(st.buf, chunk[max(from, 0):]...)
+	st.emitted = abs0 + int64(q)
+	st.vm.Restart(abs0+int64(at), before, abs0+int64(first))
+	dst = st.run(dst, false)
+	st.compact()
+	return dst
+}
+
+// fastScan rewrites chunk[i:] on the fast path; the exact engine is idle at
+// chunk index i with everything before it written. It returns dst and
+// whether the stream is still on the fast path (else toExact ran).
+func (st *Stream) fastScan(dst, chunk []byte, abs0 int64, i int) ([]byte, bool) {
+	f := st.fast
+	fp := f.fp
+	scan, anch := f.caches.scan, f.caches.anch
+	emit := i            // chunk[emit:scanFrom] is final and not yet written
+	budget := len(chunk) // bytes failed anchored attempts may examine
+	for i < len(chunk) {
+		off, status := scan.Scan(chunk[i:], fp.maxSpan)
+		w := i + off
+		switch status {
+		case lazydfa.NoMatch:
+			dst = append(dst, chunk[emit:]...)
+			return st.syncExact(dst, chunk, abs0), true
+		case lazydfa.Matched:
+		default: // Open, Long, GaveUp
+			dst = append(dst, chunk[emit:w]...)
+			st.countFallback(status == lazydfa.GaveUp)
+			return st.toExact(dst, chunk, abs0, w), false
+		}
+		p, _, ok := f.boundaryAfter(chunk, abs0, w)
+		if !ok || p >= len(chunk) {
+			dst = append(dst, chunk[emit:w]...)
+			st.countFallback(false)
+			return st.toExact(dst, chunk, abs0, w), false
+		}
+		before := pikevm.Edge
+		if abs0+int64(p) > 0 {
+			before = int(f.at(chunk, p-1))
+		}
+		end, rule, res := anch.Find(chunk, p, before, false, fp.maxSpan)
+		switch res {
+		case lazydfa.Found:
+			dst = append(dst, chunk[emit:p]...)
+			dst = st.fastReplace(dst, chunk, p, end, rule, before)
+			if st.passthrough {
+				return append(dst, chunk[end:]...), false
+			}
+			emit, i = end, end
+			budget += end - p
+		case lazydfa.NoMatchHere:
+			// No match starts at p (or in [w, p)); the threads from p die
+			// by end without a match and within the cap.
+			i = p + 1
+			if budget -= end - p; budget < 0 {
+				dst = append(dst, chunk[emit:p]...)
+				st.countFallback(false)
+				return st.toExact(dst, chunk, abs0, p), false
+			}
+		default: // NeedMore, TooLong, CacheFull
+			dst = append(dst, chunk[emit:p]...)
+			st.countFallback(res == lazydfa.CacheFull)
+			return st.toExact(dst, chunk, abs0, p), false
+		}
+	}
+	dst = append(dst, chunk[emit:]...)
+	return st.syncExact(dst, chunk, abs0), true
+}
+
+// syncExact leaves the exact engine as if it had processed the whole chunk
+// with no match: idle at its end, nothing held.
+func (st *Stream) syncExact(dst, chunk []byte, abs0 int64) []byte {
+	return st.toExact(dst, chunk, abs0, len(chunk))
+}
+
+// fastReplace writes the replacement of the match chunk[p:end] of rule r,
+// as Stream.replace does for the exact engine's matches.
+func (st *Stream) fastReplace(dst, chunk []byte, p, end int, r nfa.RuleID, before int) []byte {
+	text := chunk[p:end]
+	rule := st.rs.rules[r]
+	if rule.Once && st.fired[r] {
+		return append(dst, text...)
+	}
+	t := st.rs.tmpls[r]
+	var slots []int
+	if t.needGroups {
+		st.slots = st.vm.Captures(st.slots[:0], r, chunk[p:], len(text), before, false)
+		slots = st.slots
+	}
+	dst = t.expand(dst, text, slots)
+	st.stats.Replacements++
+	if rule.Once {
+		st.fired[r] = true
+		st.numFired++
+		if st.rs.allOnce && st.numFired == len(st.rs.rules) {
+			st.passthrough = true
+		}
+	}
+	return dst
+}
+
+// countFallback counts a hand-over to the exact engine.
+func (st *Stream) countFallback(gaveUp bool) {
+	st.stats.FastFallbacks++
+	if gaveUp {
+		st.stats.CacheGaveUp = true
+	}
+}
