@@ -1,0 +1,198 @@
+package matcher
+
+import (
+	"bytes"
+	"fmt"
+	"testing"
+
+	"github.com/streamsub/streamsub/internal/htmlgen"
+	"github.com/streamsub/streamsub/matcher/internal/lazydfa"
+)
+
+// fastVariants compiles rules into the engine configurations the fast path
+// must agree on: exact engine only, fast path, fast path without byte
+// classes, and fast path with a tiny lazy DFA cache that clears and gives
+// up. The first is the reference.
+func fastVariants(t testing.TB, rules []Rule, opts Options) (names []string, sets []*RuleSet) {
+	t.Helper()
+	for _, v := range []struct {
+		name string
+		cfg  *lazydfa.Config
+	}{
+		{"exact", nil},
+		{"fast", &lazydfa.Config{}},
+		{"fast-noclasses", &lazydfa.Config{NoClasses: true}},
+		{"fast-tinycache", &lazydfa.Config{CacheBytes: 1, MaxClears: 2}},
+	} {
+		rs, err := Compile(rules, opts)
+		if err != nil {
+			t.Fatalf("rules %s: %v", fmtRules(rules), err)
+		}
+		rs.fast = nil
+		if v.cfg != nil {
+			rs.fast = newFastPath(rs.nfa, int(rs.maxSpan), *v.cfg)
+		}
+		names = append(names, v.name)
+		sets = append(sets, rs)
+	}
+	return names, sets
+}
+
+// checkFastPath rewrites body cut into chunks with every variant and
+// requires the exact engine's output and stats.
+func checkFastPath(t *testing.T, rules []Rule, opts Options, body []byte, chunkings map[string][][]byte) {
+	t.Helper()
+	names, sets := fastVariants(t, rules, opts)
+	for cname, chunks := range chunkings {
+		want, wstats := streamRewrite(sets[0], chunks)
+		for i := 1; i < len(sets); i++ {
+			got, stats := streamRewrite(sets[i], chunks)
+			if !bytes.Equal(got, want) || stats.Replacements != wstats.Replacements || stats.Overflowed != wstats.Overflowed {
+				t.Fatalf("rules %s cap %d\nbody %q\n%s chunks %q\n%s: %q %+v\nexact: %q %+v",
+					fmtRules(rules), opts.MaxBufferedBytes, body, cname, chunks, names[i], got, stats, want, wstats)
+			}
+		}
+	}
+}
+
+// FuzzFastPath compares the fast path (lazy DFA + anchored resolver, in
+// several cache configurations) with the exact engine alone on random
+// rules, bodies and chunkings, also with small hold-back caps. Arguments
+// use FuzzStream's grammar; the first byte of cuts picks the cap.
+func FuzzFastPath(f *testing.F) {
+	for _, s := range fuzzSeeds {
+		f.Add([]byte(s.spec), []byte(s.body), []byte(s.cuts))
+	}
+	f.Add([]byte("g&&Ba+x0"), []byte("aaax aax ax"), []byte("\x0012"))
+	f.Add([]byte("ge2&1"), []byte("ee ae e"), []byte("\x0311"))
+	f.Fuzz(func(t *testing.T, spec, bodyIn, cuts []byte) {
+		rules := fuzzRules(spec)
+		if _, err := Compile(rules, Options{}); err != nil {
+			return
+		}
+		body := fuzzBody(bodyIn)
+		opts := Options{MaxBufferedBytes: fuzzMaxBuffered}
+		if len(cuts) > 0 && cuts[0] < 16 {
+			opts.MaxBufferedBytes = 1 + int(cuts[0])
+			cuts = cuts[1:]
+		}
+		checkFastPath(t, rules, opts, body, map[string][][]byte{
+			"whole":    {body},
+			"chunked":  fuzzChunks(body, cuts),
+			"bytewise": fuzzChunks(body, bytes.Repeat([]byte{'1'}, len(body))),
+		})
+	})
+}
+
+func htmlRules(w htmlgen.Workload) []Rule {
+	rules := make([]Rule, len(w.Rules))
+	for i, r := range w.Rules {
+		rules[i] = Rule(r)
+	}
+	return rules
+}
+
+// TestFastPathWorkloads runs the benchmark workloads and the pathological
+// rules over generated pages in several chunkings: the fast path must give
+// the exact engine's output.
+func TestFastPathWorkloads(t *testing.T) {
+	page := htmlgen.Page(5, 96<<10)
+	cut := func(b []byte, n int) [][]byte {
+		var out [][]byte
+		for len(b) > n {
+			out = append(out, b[:n])
+			b = b[n:]
+		}
+		return append(out, b)
+	}
+	chunkings := func(b []byte) map[string][][]byte {
+		return map[string][][]byte{"whole": {b}, "16k": cut(b, 16<<10), "1000": cut(b, 1000), "7": cut(b, 7)}
+	}
+	for _, w := range []htmlgen.Workload{htmlgen.Clone(), htmlgen.Literals(), htmlgen.Regexes(), htmlgen.ManyLiterals(200)} {
+		t.Run(w.Name, func(t *testing.T) { checkFastPath(t, htmlRules(w), Options{}, page, chunkings(page)) })
+	}
+	for _, p := range htmlgen.Pathologicals(20 << 10) {
+		t.Run(p.Name, func(t *testing.T) { checkFastPath(t, htmlRules(htmlgen.Workload{Rules: p.Rules}), Options{}, p.Input, chunkings(p.Input)) })
+	}
+}
+
+func TestFastPathEligibility(t *testing.T) {
+	for _, tt := range []struct {
+		rules []Rule
+		fast  bool
+	}{
+		{[]Rule{{Pattern: "a"}}, true},
+		{[]Rule{{Pattern: "a*"}}, false},
+		{[]Rule{{Pattern: "a"}, {Pattern: `\b`}}, false},
+		{[]Rule{{Pattern: "x", Literal: true}}, true},
+	} {
+		rs, err := Compile(tt.rules, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if (rs.fast != nil) != tt.fast {
+			t.Errorf("%s: fast path %v, want %v", fmtRules(tt.rules), rs.fast != nil, tt.fast)
+		}
+	}
+}
+
+// TestFastPathFallbackStats checks that hand-overs to the exact engine are
+// counted: a tiny cache gives up, and a window open at a chunk edge falls
+// back.
+func TestFastPathFallbackStats(t *testing.T) {
+	rules := htmlRules(htmlgen.Regexes())
+	rs, err := Compile(rules, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs.fast = newFastPath(rs.nfa, int(rs.maxSpan), lazydfa.Config{CacheBytes: 1, MaxClears: 1})
+	st := rs.NewStream()
+	page := htmlgen.Page(9, 64<<10)
+	st.Write(nil, page)
+	if s := st.Stats(); !s.CacheGaveUp || s.FastFallbacks == 0 {
+		t.Errorf("tiny cache: stats %+v, want CacheGaveUp and fallbacks", s)
+	}
+	rs2, _ := Compile([]Rule{{Pattern: "abc", Replace: "X"}}, Options{})
+	st = rs2.NewStream()
+	out := st.Write(nil, []byte("xxab"))
+	out = st.Write(out, []byte("cxx"))
+	out = st.Close(out)
+	if s := st.Stats(); string(out) != "xxXxx" || s.FastFallbacks != 1 || s.CacheGaveUp {
+		t.Errorf("window at chunk edge: %q %+v", out, s)
+	}
+}
+
+// TestFastPathZeroAllocs checks 0 allocations per Write in steady state
+// (warm caches) for each workload with 16 KiB chunks.
+func TestFastPathZeroAllocs(t *testing.T) {
+	page := htmlgen.Page(3, 256<<10)
+	for _, w := range []htmlgen.Workload{htmlgen.Clone(), htmlgen.Literals(), htmlgen.Regexes()} {
+		rs, err := Compile(htmlRules(w), Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		st := rs.NewStream()
+		dst := make([]byte, 0, 4*len(page))
+		for off := 0; off < len(page); off += 16 << 10 { // warm up the caches
+			dst = st.Write(dst[:0], page[off:off+16<<10])
+		}
+		off := 0
+		allocs := testing.AllocsPerRun(100, func() {
+			dst = st.Write(dst[:0], page[off:off+16<<10])
+			off = (off + 16<<10) % len(page)
+		})
+		if allocs != 0 {
+			t.Errorf("%s: %v allocs per 16 KiB Write, want 0", w.Name, allocs)
+		}
+	}
+}
+
+func ExampleStream_fastPath() {
+	rs, _ := Compile([]Rule{{Pattern: `([a-z]+)@example\.com`, Replace: "$1@clone.example.net"}}, Options{})
+	st := rs.NewStream()
+	out := st.Write(nil, []byte("mail jane@exam"))
+	out = st.Write(out, []byte("ple.com or bob@example.com."))
+	out = st.Close(out)
+	fmt.Println(string(out))
+	// Output: mail jane@clone.example.net or bob@clone.example.net.
+}
