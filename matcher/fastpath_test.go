@@ -112,7 +112,9 @@ func TestFastPathWorkloads(t *testing.T) {
 		t.Run(w.Name, func(t *testing.T) { checkFastPath(t, htmlRules(w), Options{}, page, chunkings(page)) })
 	}
 	for _, p := range htmlgen.Pathologicals(20 << 10) {
-		t.Run(p.Name, func(t *testing.T) { checkFastPath(t, htmlRules(htmlgen.Workload{Rules: p.Rules}), Options{}, p.Input, chunkings(p.Input)) })
+		t.Run(p.Name, func(t *testing.T) {
+			checkFastPath(t, htmlRules(htmlgen.Workload{Rules: p.Rules}), Options{}, p.Input, chunkings(p.Input))
+		})
 	}
 }
 
