@@ -184,6 +184,7 @@ func startEnvoy(t *testing.T, dir string, streamsubPort, originPort int) *envoyP
 	}
 	e.proc = startProc(t, dir, "envoy", nil, bin, "-c", cfgPath,
 		"--disable-hot-restart", "--concurrency", "2", "--log-level", "info",
+		"--file-flush-interval-msec", "50", // access log lines appear promptly
 		"--base-id", strconv.Itoa(p.AdminPort))
 	waitFor(t, "envoy /ready", e.proc, 20*time.Second, func() error {
 		_, err := httpGetBody(e.admin + "/ready")

@@ -69,7 +69,7 @@ func TestRewrite(t *testing.T) {
 			t.Fatalf("status %d", resp.StatusCode)
 		}
 		wantBody(t, body, standard.Replace(strings.Join(demoorigin.SplitPieces(), "")))
-		calls := s.bodyCalls(path)
+		calls := s.bodyCalls(t, path)
 		t.Logf("ext_proc body calls for /split: %s (origin flushed %d pieces)", calls, len(demoorigin.SplitPieces()))
 		if calls == "-" || calls == "1" {
 			t.Errorf("body reached streamsub in %s chunks: the flushes were not exercised", calls)
@@ -117,7 +117,7 @@ func TestRewrite(t *testing.T) {
 		if ct := resp.Header.Get("Content-Type"); ct != "image/png" {
 			t.Errorf("content-type %q", ct)
 		}
-		if calls := s.bodyCalls(path); calls != "-" {
+		if calls := s.bodyCalls(t, path); calls != "-" {
 			t.Errorf("ext_proc body calls %s for a PNG, want none (-)", calls)
 		}
 	})
@@ -161,7 +161,7 @@ func TestRewrite(t *testing.T) {
 			t.Fatal(err)
 		}
 		wantBody(t, plain, demoorigin.GzipHTML)
-		if calls := s.bodyCalls(path); calls != "-" {
+		if calls := s.bodyCalls(t, path); calls != "-" {
 			t.Errorf("ext_proc body calls %s for a gzip body, want none (-)", calls)
 		}
 	})
@@ -237,7 +237,7 @@ func TestRewrite(t *testing.T) {
 			if len(body) != 0 {
 				t.Errorf("body %q, want none", body)
 			}
-			if calls := s.bodyCalls(path); calls != "-" && calls != "0" {
+			if calls := s.bodyCalls(t, path); calls != "-" && calls != "0" {
 				t.Errorf("ext_proc body calls %s, want none", calls)
 			}
 			t.Logf("%s %s: %d content-length=%q", tc.method, tc.path, resp.StatusCode, resp.Header.Get("Content-Length"))

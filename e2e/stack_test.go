@@ -155,8 +155,7 @@ func grpcHealthy(target string) error {
 // accessLog returns the Envoy access-log line for the request whose path
 // (with query) is exactly path, waiting for Envoy to write it. Tests make
 // paths unique with a query string.
-func (s *stack) accessLog(path string) string {
-	t := s.t
+func (s *stack) accessLog(t *testing.T, path string) string {
 	t.Helper()
 	var line string
 	waitFor(t, "access log for "+path, nil, 5*time.Second, func() error {
@@ -180,8 +179,9 @@ func (s *stack) accessLog(path string) string {
 
 // bodyCalls is the access log's ext_proc response_body_call_count for path:
 // "-" when no body chunk was sent to streamsub.
-func (s *stack) bodyCalls(path string) string {
-	l := s.accessLog(path)
+func (s *stack) bodyCalls(t *testing.T, path string) string {
+	t.Helper()
+	l := s.accessLog(t, path)
 	_, v, _ := strings.Cut(l, "ext_proc_body_calls=")
 	v, _, _ = strings.Cut(v, " ")
 	return v
