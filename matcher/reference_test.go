@@ -30,10 +30,23 @@ type refRewriter struct {
 	first []*regexp.Regexp
 	// later[i] searches ctx+body[p:] for p > 0: `\A(?s:.)(?s:.*?)(R)`,
 	// where ctx is one synthetic byte standing in for body[p-1] (see
-	// refContext) and R is the rule's parsed tree printed back.
+	// refContext).
 	later  []*regexp.Regexp
 	ngroup []int        // number of capture groups of rule i
 	tmpl   [][]refPiece // parsed template of rule i
+}
+
+// embedRule compiles `\A(?s:.)(?s:.*?)(src)`. Embedded in a group, src
+// means what it means alone, unless it ends inside \Q… (which would quote
+// the closing parenthesis): then \E is added. The group count tells.
+func embedRule(src string, groups int) (*regexp.Regexp, error) {
+	for _, s := range []string{src, src + `\E`} {
+		re, err := regexp.Compile(`\A(?s:.)(?s:.*?)(` + s + ")")
+		if err == nil && re.NumSubexp() == groups+1 {
+			return re, nil
+		}
+	}
+	return nil, fmt.Errorf("%q cannot be embedded in a group", src)
 }
 
 // refPiece is one piece of a parsed template: literal text, or a group
@@ -59,18 +72,7 @@ func newRefRewriter(rules []Rule) (*refRewriter, error) {
 		if err != nil {
 			return nil, fmt.Errorf("rule %d: %w", i, err)
 		}
-		tree, err := syntax.Parse(src, syntax.Perl)
-		if err != nil {
-			return nil, fmt.Errorf("rule %d: %w", i, err)
-		}
-		// Embed the printed tree, not src: src may end inside \Q….
-		// Printing must reach a fixed point, or it lost something.
-		printed := tree.String()
-		again, err := syntax.Parse(printed, syntax.Perl)
-		if err != nil || again.String() != printed {
-			return nil, fmt.Errorf("rule %d: %q does not print back stably (%q): %v", i, r.Pattern, printed, err)
-		}
-		later, err := regexp.Compile(`\A(?s:.)(?s:.*?)(` + printed + ")")
+		later, err := embedRule(src, first.NumSubexp())
 		if err != nil {
 			return nil, fmt.Errorf("rule %d: %w", i, err)
 		}
@@ -336,6 +338,10 @@ func TestReference(t *testing.T) {
 		{"literal", []Rule{lit(re(`a.b`, "X"))}, "a.b axb", "X axb"},
 		{"literal ignore case", []Rule{icase(lit(re(`a.B`, "X")))}, "A.b", "X"},
 		{"literal dollar template", []Rule{lit(re(`$`, "[$&]"))}, "a$b", "a[$]b"},
+		// Rules are embedded in a group for searches from p > 0.
+		{"unterminated quote", []Rule{re(`\Qa.`, "X")}, "ba.a.", "bXX"},
+		{"quoted paren", []Rule{re(`x\Q)\E`, "Y")}, "ax)x)", "aYY"},
+		{"alternation of anchors and letters", []Rule{icase(re(`(?:^|A)|a`, "-"))}, "bAa", "-b--"},
 		// Invalid UTF-8 bytes are one unit each and can be matched by dot.
 		{"invalid bytes", []Rule{re(`a.b`, "X")}, "a\xffb a\x80b", "X X"},
 		{"multibyte dot", []Rule{re(`a.b`, "X")}, "a€b", "X"},
