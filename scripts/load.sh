@@ -48,8 +48,10 @@ case $URL in http://127.0.0.1:* | http://localhost:*) ;; *) die "LOAD_URL must b
 A="$URL/bypass/big?size=$SIZE"
 B="$URL/big?size=$SIZE"
 # Sanity: B is rewritten, A is not.
-curl -fsS "$B" | grep -q clone.example.net || die "$B is not rewritten"
-curl -fsS "$A" | grep -q clone.example.net && die "$A is rewritten: bypass route broken"
+body=$(curl -fsS "$B") || die "GET $B failed"
+grep -q clone.example.net <<<"$body" || die "$B is not rewritten"
+body=$(curl -fsS "$A") || die "GET $A failed"
+grep -q clone.example.net <<<"$body" && die "$A is rewritten: bypass route broken"
 
 # run VARIANT URL: one wrk run, prints "VARIANT rps p50 p90 p99" (latencies in ms).
 run() {
