@@ -109,8 +109,14 @@ func TestRewrite(t *testing.T) {
 	})
 
 	t.Run("PNG byte-identical, never streamed to streamsub", func(t *testing.T) {
+		const skipped = `streamsub_bodies_skipped_total{reason="content_type"}`
+		before := s.metric(t, skipped)
 		path := unique("/logo.png")
 		resp, body := get(t, path, nil)
+		if after := s.metric(t, skipped); after != before+1 {
+			t.Errorf("%s went %v → %v, want +1", skipped, before, after)
+		}
+		t.Logf("PNG: %d bytes, content-length %q", len(body), resp.Header.Get("Content-Length"))
 		if !bytes.Equal(body, demoorigin.LogoPNG) {
 			t.Fatalf("PNG changed: %d bytes, want %d", len(body), len(demoorigin.LogoPNG))
 		}

@@ -229,3 +229,24 @@ func rss(pid int) (rssKiB, hwmKiB int64, err error) {
 	}
 	return rssKiB, hwmKiB, nil
 }
+
+// metric returns the value of one sample from streamsub's /metrics, e.g.
+// metric(t, `streamsub_bodies_skipped_total{reason="content_type"}`); 0 when
+// the sample is absent (a counter that has not moved yet).
+func (s *stack) metric(t *testing.T, sample string) float64 {
+	t.Helper()
+	body, err := httpGetBody(s.streamsubAdmin + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(body), "\n") {
+		if v, ok := strings.CutPrefix(line, sample+" "); ok {
+			f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+			if err != nil {
+				t.Fatalf("metric %s: %v", sample, err)
+			}
+			return f
+		}
+	}
+	return 0
+}
