@@ -39,6 +39,7 @@ type Stream struct {
 	buf         []byte
 	base        int64
 	emitted     int64
+	chunkEnd    int64  // body offset of the end of the chunk being written
 	fired       []bool // once rules that have replaced a match
 	numFired    int
 	passthrough bool // copy the rest unchanged: overflow, or all once rules fired
@@ -91,6 +92,7 @@ func (st *Stream) Write(dst, chunk []byte) []byte {
 	if st.passthrough || st.closed {
 		return append(dst, chunk...)
 	}
+	st.chunkEnd = st.base + int64(len(st.buf)) + int64(len(chunk))
 	if st.fast != nil {
 		return st.writeFast(dst, chunk)
 	}
@@ -139,7 +141,9 @@ func (st *Stream) run(dst []byte, eof bool) []byte {
 			st.passthrough = true
 			return st.flush(dst)
 		case pikevm.NeedInput:
-			if st.heldAtChunkEnd() > int64(st.rs.maxBuffer) {
+			// The cap applies to what stays held at the end of a chunk
+			// (a caller may feed one chunk in pieces).
+			if st.base+int64(len(st.buf)) >= st.chunkEnd && st.heldAtChunkEnd() > int64(st.rs.maxBuffer) {
 				st.stats.Overflowed = true
 				st.passthrough = true
 				return st.flush(dst)
@@ -230,10 +234,10 @@ func (st *Stream) flush(dst []byte) []byte {
 }
 
 // compact drops emitted bytes from buf, keeping the one before emitted
-// (assertion context). It moves bytes only when that frees at least half
+// and before the engine's earliest live start (assertion context). It moves bytes only when that frees at least half
 // of buf, so the copying is amortized O(1) per byte.
 func (st *Stream) compact() {
-	keep := st.emitted - 1
+	keep := min(st.emitted, st.vm.Earliest()) - 1
 	if keep <= st.base {
 		return
 	}

@@ -1,0 +1,428 @@
+package matcher
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"regexp/syntax"
+	"strings"
+	"testing"
+)
+
+// streamCase is one row of the rewrite table: each is checked whole, at
+// every uniform cut size 1..n, with random chunkings including empty
+// chunks, and on a reused (Reset) stream.
+type streamCase struct {
+	rules []Rule
+	body  string
+	want  string
+}
+
+func re(pattern, replace string) Rule { return Rule{Pattern: pattern, Replace: replace} }
+
+var streamCases = []streamCase{
+	// Which match wins (semantics.md).
+	{[]Rule{re("b", "1"), re("ab", "2")}, "ab", "2"},                   // leftmost start wins
+	{[]Rule{re("a", "1"), re("ab", "2")}, "ab", "1b"},                  // same start: earlier rule, even if shorter
+	{[]Rule{re("bc", "1"), re("abcd", "2")}, "abcd", "2"},              // longer overlapping earlier start
+	{[]Rule{re("bc", "1"), re("abcd", "2")}, "abce", "a1e"},            // ... unless it fails
+	{[]Rule{re("a|ab", "X")}, "ab", "Xb"},                              // alternation order inside a rule
+	{[]Rule{re("a+?", "X")}, "aaa", "XXX"},                             // lazy
+	{[]Rule{re("a+", "X")}, "aaa baa", "X bX"},                         // greedy
+	{[]Rule{re("abcabd", "X")}, "abcabcabde", "abcXe"},                 // restart inside held bytes
+	{[]Rule{re("abce|b", "X")}, "abcd", "aXcd"},                        // pending match beaten by nothing
+	{[]Rule{re("abcdef|b|cdf|c", "X")}, "abcdeg", "aXXdeg"},            // nested re-scans
+	{[]Rule{re("abcdefgh|b|cdeg|d", "X")}, "abcdefgi", "aXcXefgi"},     // re-scan after a match inside held bytes
+	{[]Rule{re(`/\*.*?\*/|//[^\n]*`, "")}, "a/* x */b//c\nd", "ab\nd"}, // comments
+	// Empty matches.
+	{[]Rule{re("x*", "-")}, "axxb", "-a--b-"},
+	{[]Rule{re("a*", "-")}, "baaac", "-b--c-"},
+	{[]Rule{re("x*", "-")}, "", "-"},
+	{[]Rule{re("x*", "-")}, "é", "-\xc3-\xa9-"}, // byte p copied, restart at p+1 (inside the rune)
+	{[]Rule{re("^", ">")}, "a\nb", ">a\n>b"},
+	{[]Rule{re("^", ">")}, "", ">"},
+	{[]Rule{re("$", "<")}, "a\nb\n", "a<\nb<\n<"},
+	{[]Rule{re(`\b`, "|")}, "ab cd", "|ab| |cd|"},
+	// Once rules.
+	{[]Rule{{Pattern: "ab", Replace: "X", Once: true}, re("b", "Y")}, "abab", "Xab"},
+	{[]Rule{{Pattern: "a", Replace: "1", Once: true}, re("a", "2")}, "aaa", "1aa"},
+	{[]Rule{{Pattern: "a", Replace: "1", Once: true}, {Pattern: "b", Replace: "2", Once: true}}, "abab", "12ab"},
+	{[]Rule{{Pattern: "b", Replace: "X", Once: true}}, "abcabc", "aXcabc"},
+	{[]Rule{{Pattern: "x*", Replace: "-", Once: true}}, "ab", "-ab"},
+	// Templates and captures.
+	{[]Rule{re(`(\w+)@(\w+)`, "$2 at $1")}, "joe@host x", "host at joe x"},
+	{[]Rule{re(`(?P<y>\d{4})-(?P<m>\d\d)`, "${m}/${y}")}, "on 2024-05!", "on 05/2024!"},
+	{[]Rule{re(`(a)`, "[$10]")}, "a", "[]"},
+	{[]Rule{re(`(a)`, "${1}0")}, "a", "a0"},
+	{[]Rule{re(`(a)|(b)`, "[$1|$2]")}, "ab", "[a|][|b]"},
+	{[]Rule{re(`a`, "$$")}, "a", "$"},
+	{[]Rule{re(`a`, `\$&`)}, "a", `\a`},
+	{[]Rule{re(`(a)+`, "<$1>")}, "aaa", "<a>"},
+	{[]Rule{re(`(a|ab)(c|bcd)(d*)`, "[$1,$2,$3]")}, "abcd", "[a,bcd,]"},
+	{[]Rule{re(`x(\n)y`, "[$1]")}, "x\ny", "[\n]"},
+	{[]Rule{re(`(é)(.)`, "$2$1")}, "éa\xff", "aé\xff"},
+	{[]Rule{re(`(.)\b(.)`, "$2$1")}, "ab c", "a bc"},
+	// Assertions (checked across every chunk edge by the cuts).
+	{[]Rule{re(`\Aa`, "X")}, "aa\na", "Xa\na"},
+	{[]Rule{re(`a\z`, "X")}, "aa", "aX"},
+	{[]Rule{re(`a\z`, "X")}, "a\n", "a\n"},
+	{[]Rule{re(`(?-m)^a`, "X")}, "a\na", "X\na"},
+	{[]Rule{re(`(?-m)a$`, "X")}, "a\na", "a\nX"},
+	{[]Rule{re(`a$`, "X")}, "a\na", "X\nX"},
+	{[]Rule{re(`^a`, "X")}, "a\naa", "X\nXa"},
+	{[]Rule{re(`\bfoo\b`, "bar")}, "foo food foo", "bar food bar"},
+	{[]Rule{re(`\Bo`, "0")}, "foo o", "f00 o"},
+	{[]Rule{re(`\bb|a`, "X")}, "ab\n", "Xb\n"},
+	{[]Rule{re(`a\n^b`, "X")}, "a\nb\n", "X\n"},
+	{[]Rule{re(`^\s+|\s+$`, "")}, "  hello  \n  world\n", "hello\nworld"},
+	{[]Rule{re(`(?-s:.)`, "_")}, "a\nb", "_\n_"},
+	{[]Rule{re(`.`, "_")}, "a\n", "__"},
+	// Invalid UTF-8 and multi-byte text.
+	{[]Rule{re(`\x{FFFD}`, "?")}, "é\xff\xc3", "é??"},
+	{[]Rule{re(`\x{FFFD}`, "?")}, "é", "é"}, // no match inside a rune
+	{[]Rule{re(`\x{FFFD}`, "?")}, "\xef\xbf\xbd", "?"},
+	{[]Rule{re(`[^a]`, "_")}, "a\xe2\x82\xac\xe2\x82b", "a____"},
+	{[]Rule{re(`.`, "_")}, "\xed\xa0\x80", "___"}, // a surrogate is three invalid bytes
+	{[]Rule{re(`.`, "_")}, "\xf0\x9f\x98\x80\xf0\x9f\x98", "____"},
+	{[]Rule{re(`é+`, "E")}, "éééa\xc3", "Ea\xc3"},
+	{[]Rule{re(`\pL+`, "L")}, "ab1 αβ\xffγ", "L1 L\xffL"},
+	{[]Rule{re(`\xff`, "X")}, "\xff\xc3\xbf", "\xffX"}, // \xff is U+00FF
+	// Case folding (Go's (?i)).
+	{[]Rule{{Pattern: "Hello", Literal: true, IgnoreCase: true, Replace: "hi"}}, "HELLO hello hElLo", "hi hi hi"},
+	{[]Rule{{Pattern: "k", IgnoreCase: true, Replace: "X"}}, "kK\u212a", "XXX"},
+	{[]Rule{{Pattern: "é", IgnoreCase: true, Replace: "X"}}, "éÉ", "XX"},
+	// Literal rules.
+	{[]Rule{{Pattern: "a.b", Literal: true, Replace: "X"}}, "a.b axb", "X axb"},
+	{[]Rule{{Pattern: "$1", Literal: true, Replace: "[$&]"}}, "a$1", "a[$1]"},
+	// Nothing to do.
+	{[]Rule{re("a", "X")}, "", ""},
+	{nil, "abc", "abc"},
+	{[]Rule{re("[^\\x00-\\x{10FFFF}]", "X")}, "abc", "abc"},
+}
+
+// rewrite runs a stream over chunks and returns its output and stats.
+func rewrite(t testing.TB, st *Stream, chunks [][]byte) ([]byte, StreamStats) {
+	t.Helper()
+	var out []byte
+	for _, c := range chunks {
+		out = st.Write(out, c)
+	}
+	out = st.Close(out)
+	return out, st.Stats()
+}
+
+func cutEvery(body []byte, n int) [][]byte {
+	var chunks [][]byte
+	for len(body) > n {
+		chunks = append(chunks, body[:n])
+		body = body[n:]
+	}
+	return append(chunks, body)
+}
+
+func cutRandom(rng *rand.Rand, body []byte) [][]byte {
+	var chunks [][]byte
+	for len(body) > 0 {
+		n := min(rng.IntN(5), len(body)) // 0: an empty chunk
+		chunks = append(chunks, body[:n])
+		body = body[n:]
+	}
+	return append(chunks, nil)
+}
+
+func TestStreamTable(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, tc := range streamCases {
+		t.Run(fmt.Sprintf("%q/%q", rulesString(tc.rules), tc.body), func(t *testing.T) {
+			rs, err := Compile(tc.rules, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			body := []byte(tc.body)
+			check := func(name string, st *Stream, chunks [][]byte) {
+				t.Helper()
+				got, stats := rewrite(t, st, chunks)
+				if string(got) != tc.want {
+					t.Errorf("%s %q: got %q, want %q", name, chunks, got, tc.want)
+				}
+				if stats.Overflowed || stats.Buffered != 0 {
+					t.Errorf("%s: stats after Close %+v", name, stats)
+				}
+			}
+			check("whole", rs.NewStream(), [][]byte{body})
+			reused := rs.NewStream()
+			for n := 1; n <= len(body); n++ {
+				check(fmt.Sprintf("cut %d", n), rs.NewStream(), cutEvery(body, n))
+				reused.Reset()
+				check(fmt.Sprintf("reused, cut %d", n), reused, cutEvery(body, n))
+			}
+			for range 20 {
+				check("random", rs.NewStream(), cutRandom(rng, body))
+			}
+		})
+	}
+}
+
+func rulesString(rules []Rule) string {
+	var parts []string
+	for _, r := range rules {
+		s := r.Pattern + "→" + r.Replace
+		if r.Once {
+			s += "/once"
+		}
+		if r.IgnoreCase {
+			s += "/i"
+		}
+		if r.Literal {
+			s += "/lit"
+		}
+		parts = append(parts, s)
+	}
+	return strings.Join(parts, ",")
+}
+
+func TestReplacementsCount(t *testing.T) {
+	rs, err := Compile([]Rule{{Pattern: "ab", Replace: "X", Once: true}, re("b", "Y")}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, stats := rewrite(t, rs.NewStream(), [][]byte{[]byte("ababb")})
+	if stats.Replacements != 2 { // X, then "ab" shadowed (not counted), then Y
+		t.Errorf("Replacements = %d, want 2", stats.Replacements)
+	}
+}
+
+// TestHoldBack checks that every byte is emitted as soon as no match can
+// include it.
+func TestHoldBack(t *testing.T) {
+	tests := []struct {
+		rules    []Rule
+		chunk    string
+		out      string // output of Write(chunk)
+		buffered int
+	}{
+		{[]Rule{re("abc", "X")}, "xxxab", "xxx", 2},
+		{[]Rule{re("abc", "X")}, "xyz", "xyz", 0},
+		{[]Rule{re("abc", "X")}, "abcab", "X", 2},
+		{[]Rule{re("a$", "X")}, "xa", "x", 1},
+		{[]Rule{re("ab", "X")}, "xab", "xX", 0},   // decided without the next byte
+		{[]Rule{re(`ab\b`, "X")}, "xab", "x", 2},  // \b needs the next byte
+		{[]Rule{re("a+", "X")}, "baa", "b", 2},    // a longer match may follow
+		{[]Rule{re("x*", "-")}, "ab", "-a-b", 0},  // empty match at the end waits for EOF: nothing held
+		{[]Rule{re("é", "E")}, "ab\xc3", "ab", 1}, // partial rune
+		{[]Rule{re("(?i)k", "X")}, "a\xe2\x84", "a", 2},
+	}
+	for _, tt := range tests {
+		t.Run(fmt.Sprintf("%q/%q", rulesString(tt.rules), tt.chunk), func(t *testing.T) {
+			rs, err := Compile(tt.rules, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			st := rs.NewStream()
+			out := st.Write(nil, []byte(tt.chunk))
+			if string(out) != tt.out {
+				t.Errorf("Write = %q, want %q", out, tt.out)
+			}
+			if got := st.Stats().Buffered; got != tt.buffered {
+				t.Errorf("Buffered = %d, want %d", got, tt.buffered)
+			}
+		})
+	}
+}
+
+func TestCap(t *testing.T) {
+	tests := []struct {
+		name       string
+		rules      []Rule
+		cap        int
+		chunks     []string
+		want       string
+		overflowed bool
+	}{
+		{"overflow flushes unchanged and passes the rest through", []Rule{re("a[^z]*z", "X"), re("q", "Q")}, 4,
+			[]string{"xx", "ab", "cd", "ef", "z q", "az"}, "xxabcdefz qaz", true},
+		{"match of exactly the cap at a chunk end", []Rule{re(`abcd\b`, "X")}, 4,
+			[]string{"xx", "a", "b", "c", "d", " ", "abcd"}, "xxX X", false},
+		{"match decided at the chunk end needs no hold", []Rule{re("abcd", "X")}, 3,
+			[]string{"a", "b", "c", "d", "e"}, "Xe", false},
+		{"held beyond the cap at a chunk end", []Rule{re("abcd", "X")}, 2,
+			[]string{"a", "b", "c", "d", "abcd"}, "abcdabcd", true},
+		{"inside one chunk a match may exceed the cap", []Rule{re("abcd", "X")}, 2,
+			[]string{"xabcdx"}, "xXx", false},
+		{"pending match with a constant template does not count", []Rule{re("abce|b", "X")}, 2,
+			[]string{"ab", "c", "d"}, "aXcd", false},
+		{"pending match whose text is used counts", []Rule{re("abce|b", "[$&]")}, 2,
+			[]string{"ab", "c", "d"}, "abcd", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rs, err := Compile(tt.rules, Options{MaxBufferedBytes: tt.cap})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var chunks [][]byte
+			for _, c := range tt.chunks {
+				chunks = append(chunks, []byte(c))
+			}
+			got, stats := rewrite(t, rs.NewStream(), chunks)
+			if string(got) != tt.want || stats.Overflowed != tt.overflowed {
+				t.Errorf("got %q (overflowed %v), want %q (overflowed %v)", got, stats.Overflowed, tt.want, tt.overflowed)
+			}
+		})
+	}
+}
+
+// TestSpanLimit: inside one chunk a pending match may span at most
+// max(2*cap, 64 KiB) bytes.
+func TestSpanLimit(t *testing.T) {
+	rs, err := Compile([]Rule{re("a+b", "X")}, Options{MaxBufferedBytes: 40000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := []byte(strings.Repeat("a", 100000) + "b")
+	got, stats := rewrite(t, rs.NewStream(), [][]byte{body})
+	if !bytes.Equal(got, body) || !stats.Overflowed {
+		t.Errorf("got %d bytes (equal %v), overflowed %v; want the body unchanged and an overflow", len(got), bytes.Equal(got, body), stats.Overflowed)
+	}
+	body = body[100000-79999:] // 79,999 a's and b: fits in 2*cap
+	got, stats = rewrite(t, rs.NewStream(), [][]byte{body})
+	if string(got) != "X" || stats.Overflowed {
+		t.Errorf("got %.10q..., overflowed %v; want X", got, stats.Overflowed)
+	}
+}
+
+// TestPathological: patterns that make backtracking engines exponential
+// run in time linear in the body (the test would time out otherwise).
+func TestPathological(t *testing.T) {
+	n := 200000
+	tests := []struct {
+		rule Rule
+		body string
+		want string
+	}{
+		{re("(a|aa)*b", "X"), strings.Repeat("a", n) + "b", "X"},
+		{re("(x+x+)+y", "X"), strings.Repeat("x", n) + "y", "X"},
+		{re("(x+x+)+y", "X"), strings.Repeat("x", n), strings.Repeat("x", n)},
+		{re("(a*)*b", "X"), strings.Repeat("a", n) + "c", strings.Repeat("a", n) + "c"},
+	}
+	for _, tt := range tests {
+		rs, err := Compile([]Rule{tt.rule}, Options{MaxBufferedBytes: 1 << 20})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, _ := rewrite(t, rs.NewStream(), cutEvery([]byte(tt.body), 16<<10))
+		if string(got) != tt.want {
+			t.Errorf("%q on %d bytes: got %d bytes %.20q", tt.rule.Pattern, len(tt.body), len(got), got)
+		}
+	}
+}
+
+func TestCompileErrors(t *testing.T) {
+	tests := []struct {
+		rule Rule
+		want string // substring of the error
+	}{
+		{Rule{Name: "paren", Pattern: "a(b"}, "missing closing ): `a(b`"},
+		{Rule{Pattern: `(a)\1`}, "invalid escape sequence: `\\1`"},
+		{Rule{Pattern: `(?=a)`}, "invalid or unsupported Perl syntax: `(?=`"},
+		{Rule{Pattern: `(?<!a)b`}, "`(?<!a)b`"},
+		{Rule{Pattern: `\h`}, "invalid escape sequence"},
+		{Rule{Literal: true}, "empty literal"},
+		{Rule{Name: "tmpl", Pattern: "a", Replace: "$x"}, `'$' followed by 'x'`},
+		{Rule{Pattern: "(?P<n>a)", Replace: "${m}"}, `unknown group name "m"`},
+	}
+	for i, tt := range tests {
+		rules := []Rule{re("ok", "fine"), tt.rule}
+		_, err := Compile(rules, Options{})
+		var rerr *RuleError
+		if !errors.As(err, &rerr) {
+			t.Errorf("case %d: error %v is not a *RuleError", i, err)
+			continue
+		}
+		if rerr.Index != 1 || rerr.Name != tt.rule.Name || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("case %d: error %q (index %d, name %q), want index 1, name %q, containing %q", i, err, rerr.Index, rerr.Name, tt.rule.Name, tt.want)
+		}
+		if tt.rule.Name != "" && !strings.Contains(err.Error(), fmt.Sprintf("%q", tt.rule.Name)) {
+			t.Errorf("case %d: error %q does not name the rule", i, err)
+		}
+	}
+	var serr *syntax.Error
+	_, err := Compile([]Rule{re("a(b", "")}, Options{})
+	if !errors.As(err, &serr) {
+		t.Errorf("error %v does not wrap a *syntax.Error", err)
+	}
+}
+
+func TestRulesAccessors(t *testing.T) {
+	rules := []Rule{re("a", "b"), {Pattern: "c", Once: true}}
+	rs, err := Compile(rules, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := rs.Rules()
+	got[0].Pattern = "changed"
+	if rs.NumRules() != 2 || rs.Rules()[0].Pattern != "a" || rs.MaxBufferedBytes() != DefaultMaxBufferedBytes {
+		t.Errorf("NumRules %d, Rules %v, MaxBufferedBytes %d", rs.NumRules(), rs.Rules(), rs.MaxBufferedBytes())
+	}
+}
+
+// benchRules and benchBody are a small HTML-ish workload.
+var benchRules = []Rule{
+	{Pattern: `https?://(?:www\.)?example\.com`, Replace: "https://clone.example.net", IgnoreCase: true},
+	{Pattern: "UA-12345-1", Literal: true, Replace: "UA-99999-9"},
+	{Pattern: `<script[^>]*>`, Replace: "<script nonce=\"x\">"},
+	{Pattern: `\bcolou?r\b`, Replace: "hue"},
+	{Pattern: `(\d{4})-(\d\d)-(\d\d)`, Replace: "$3/$2/$1"},
+}
+
+func benchBody(n int) []byte {
+	const para = `<p class="c">Visit <a href="http://www.example.com/x?y=1">us</a> on 2024-05-17, colour é ✓ <script src="a.js"></script> UA-12345-1</p>` + "\n"
+	return []byte(strings.Repeat(para, n/len(para)+1)[:n])
+}
+
+func TestStreamAllocs(t *testing.T) {
+	rs, err := Compile(benchRules, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := rs.NewStream()
+	chunks := cutEvery(benchBody(64<<10), 4<<10)
+	out := make([]byte, 0, 256<<10)
+	run := func() {
+		st.Reset()
+		out = out[:0]
+		for _, c := range chunks {
+			out = st.Write(out, c)
+		}
+		out = st.Close(out)
+	}
+	run() // warm up: buffers grow to their steady-state size
+	if allocs := testing.AllocsPerRun(20, run); allocs != 0 {
+		t.Errorf("allocs per body = %v, want 0", allocs)
+	}
+	if st.Stats().Replacements == 0 {
+		t.Errorf("workload made no replacements")
+	}
+}
+
+func BenchmarkStream(b *testing.B) {
+	rs, err := Compile(benchRules, Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	body := benchBody(256 << 10)
+	chunks := cutEvery(body, 16<<10)
+	st := rs.NewStream()
+	out := make([]byte, 0, 2*len(body))
+	b.SetBytes(int64(len(body)))
+	b.ReportAllocs()
+	for b.Loop() {
+		st.Reset()
+		out = out[:0]
+		for _, c := range chunks {
+			out = st.Write(out, c)
+		}
+		out = st.Close(out)
+	}
+}
