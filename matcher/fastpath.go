@@ -136,14 +136,23 @@ func (st *Stream) writeFast(dst, chunk []byte) []byte {
 	}
 	abs0 := st.base + int64(len(st.buf)) // body offset of chunk[0]
 	i := 0
-	// The exact engine owns the stream until it is idle: feed it growing
-	// pieces so that it gives the stream back soon after a window closes.
-	for piece := 64; !st.exactIdle(); piece *= 2 {
+	// The exact engine owns the stream until it is idle. Feed it pieces
+	// that end after a byte that starts no thread (the engine can only be
+	// idle there), so that it gives the stream back soon after the window
+	// closes; pieces grow after many tries to bound the per-call overhead.
+	start := f.fp.dfa.StartBytes()
+	for tries := 0; !st.exactIdle(); tries++ {
 		if i == len(chunk) {
 			f.remember(chunk)
 			return dst
 		}
-		k := min(len(chunk), i+piece)
+		k := i + 1
+		if tries >= 32 {
+			k = min(len(chunk), i+(64<<min(tries-32, 8)))
+		}
+		for k < len(chunk) && start[chunk[k-1]] {
+			k++
+		}
 		st.buf = append(st.buf, chunk[i:k]...)
 		dst = st.run(dst, false)
 		st.compact()
@@ -228,20 +237,24 @@ func (f *fastStream) boundaryAfter(chunk []byte, abs0 int64, q int) (next, lead 
 	return q, q, true
 }
 
-// toExact hands the stream to the exact engine at chunk index q (all
-// bytes before q are final and written; no thread of the engine is alive
-// there) and feeds it chunk[q:].
-func (st *Stream) toExact(dst, chunk []byte, abs0 int64, q int) []byte {
+// toExact hands the stream to the exact engine at chunk index q: it writes
+// chunk[emit:q] (final: no match touches it, no thread of the engine is
+// alive at q) and feeds the engine chunk[q:]. When the unit boundary after q
+// depends on the next chunk (q is inside a multi-byte sequence that the
+// chunk truncates), the engine restarts at that sequence's first byte
+// instead, and the bytes from there stay held: no match can end inside the
+// sequence, so none is found twice, and emitted never passes the engine's
+// earliest live start (Stream's invariant).
+func (st *Stream) toExact(dst, chunk []byte, abs0 int64, emit, q int) []byte {
 	f := st.fast
 	at, first := q, q
 	if next, lead, ok := f.boundaryAfter(chunk, abs0, q); ok {
 		first = next
 	} else {
-		// q is inside a multi-byte sequence that the chunk truncates:
-		// restart at its first byte (a boundary). No match can end inside
-		// it, so none is found twice.
-		at, first = lead, lead
+		at = max(lead, emit)
+		first = at
 	}
+	dst = append(dst, chunk[emit:at]...)
 	// buf keeps the byte before at (assertion context), as Stream.compact.
 	from := at
 	before := pikevm.Edge
@@ -255,7 +268,7 @@ func (st *Stream) toExact(dst, chunk []byte, abs0 int64, q int) []byte {
 		st.buf = append(st.buf, f.at(chunk, k))
 	}
 	st.buf = append(st.buf, chunk[max(from, 0):]...)
-	st.emitted = abs0 + int64(q)
+	st.emitted = abs0 + int64(at)
 	st.vm.Restart(abs0+int64(at), before, abs0+int64(first))
 	dst = st.run(dst, false)
 	st.compact()
@@ -276,19 +289,16 @@ func (st *Stream) fastScan(dst, chunk []byte, abs0 int64, i int) ([]byte, bool) 
 		w := i + off
 		switch status {
 		case lazydfa.NoMatch:
-			dst = append(dst, chunk[emit:]...)
-			return st.syncExact(dst, chunk, abs0), true
+			return st.toExact(dst, chunk, abs0, emit, len(chunk)), true
 		case lazydfa.Matched:
 		default: // Open, Long, GaveUp
-			dst = append(dst, chunk[emit:w]...)
 			st.countFallback(status == lazydfa.GaveUp)
-			return st.toExact(dst, chunk, abs0, w), false
+			return st.toExact(dst, chunk, abs0, emit, w), false
 		}
 		p, _, ok := f.boundaryAfter(chunk, abs0, w)
 		if !ok || p >= len(chunk) {
-			dst = append(dst, chunk[emit:w]...)
 			st.countFallback(false)
-			return st.toExact(dst, chunk, abs0, w), false
+			return st.toExact(dst, chunk, abs0, emit, w), false
 		}
 		before := pikevm.Edge
 		if abs0+int64(p) > 0 {
@@ -309,24 +319,16 @@ func (st *Stream) fastScan(dst, chunk []byte, abs0 int64, i int) ([]byte, bool) 
 			// by end without a match and within the cap.
 			i = p + 1
 			if budget -= end - p; budget < 0 {
-				dst = append(dst, chunk[emit:p]...)
 				st.countFallback(false)
-				return st.toExact(dst, chunk, abs0, p), false
+				return st.toExact(dst, chunk, abs0, emit, p), false
 			}
 		default: // NeedMore, TooLong, CacheFull
-			dst = append(dst, chunk[emit:p]...)
 			st.countFallback(res == lazydfa.CacheFull)
-			return st.toExact(dst, chunk, abs0, p), false
+			return st.toExact(dst, chunk, abs0, emit, p), false
 		}
 	}
-	dst = append(dst, chunk[emit:]...)
-	return st.syncExact(dst, chunk, abs0), true
-}
-
-// syncExact leaves the exact engine as if it had processed the whole chunk
-// with no match: idle at its end, nothing held.
-func (st *Stream) syncExact(dst, chunk []byte, abs0 int64) []byte {
-	return st.toExact(dst, chunk, abs0, len(chunk))
+	// Leave the engine as if it had processed the chunk without a match.
+	return st.toExact(dst, chunk, abs0, emit, len(chunk)), true
 }
 
 // fastReplace writes the replacement of the match chunk[p:end] of rule r,
