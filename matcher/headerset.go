@@ -35,6 +35,7 @@ const (
 	kindNone   nodeKind = iota // nothing: no key ends here
 	kindExact                  // the rest of the name equals the tail
 	kindPrefix                 // the rest of the name starts with the tail
+	kindWide                   // the root of a set too wide for a trie: scan HeaderSet.wide
 )
 
 // node is one trie node: 16 bytes, four to a cache line.
@@ -59,11 +60,15 @@ type node struct {
 type HeaderSet struct {
 	nodes []node      // breadth-first; nodes[0] is the root
 	bit   [256]uint64 // byte → its class bit; 0 for bytes no key has
-	tails string      // leaf tails, lower-cased, concatenated
+	// tails holds the leaf tails, lower-cased, concatenated; caseBits has
+	// 0x20 where tails has a letter and 0 elsewhere, so that a name's
+	// bytes b match tail bytes t when b|caseBits == t, eight at a time.
+	tails, caseBits string
 
 	// wide holds the keys when they use more than maxClasses distinct
 	// case-folded bytes, which no set of RFC 9110 token names can (they fold
-	// to 51); lookups then scan the keys. nodes is nil in that case.
+	// to 51); the root is then a lone kindWide node and lookups scan the
+	// keys.
 	wide []wideKey
 }
 
@@ -99,6 +104,7 @@ func NewHeaderSet(names, prefixes []string) *HeaderSet {
 		add(p, true)
 	}
 	if classes > maxClasses {
+		hs.nodes = []node{{kind: kindWide}}
 		return hs
 	}
 	hs.wide = nil
@@ -224,22 +230,30 @@ func (hs *HeaderSet) layout(root *buildNode, class *[256]int) {
 		hs.nodes[it.idx] = nd
 	}
 	hs.tails = string(tails)
+	caseBits := make([]byte, len(tails))
+	for i, b := range tails {
+		if 'a' <= b && b <= 'z' {
+			caseBits[i] = 'a' - 'A'
+		}
+	}
+	hs.caseBits = string(caseBits)
 }
 
 // Contains reports whether name is in the set: equal to one of its names
 // or starting with one of its prefixes, ignoring ASCII case.
 func (hs *HeaderSet) Contains(name string) bool {
-	if hs == nil {
-		return false
-	}
-	if hs.nodes == nil {
-		return hs.containsWide(name)
-	}
+	return hs != nil && hs.contains(name)
+}
+
+// contains is Contains for a non-nil hs; small enough a body that callers
+// pay one call per name.
+func (hs *HeaderSet) contains(name string) bool {
 	nodes := hs.nodes
 	nd := &nodes[0]
 	i := 0
 	// Walk while the next byte has a child; leaves and prefix-terminal
-	// nodes have no children, so the walk stops at them too.
+	// nodes have no children, so the walk stops at them too. A byte no key
+	// has maps to bit 0 and stops the walk.
 	for ; i < len(name); i++ {
 		b := hs.bit[name[i]]
 		if nd.mask&b == 0 {
@@ -247,24 +261,59 @@ func (hs *HeaderSet) Contains(name string) bool {
 		}
 		nd = &nodes[nd.next+uint32(bits.OnesCount64(nd.mask&(b-1)))]
 	}
-	rest := len(name) - i
+	rest := name[i:]
 	tl := int(nd.tlen)
 	switch nd.kind {
 	case kindExact:
-		if rest != tl {
+		if len(rest) != tl {
 			return false
 		}
 	case kindPrefix:
-		if rest < tl {
+		if len(rest) < tl {
 			return false
 		}
+		rest = rest[:tl]
+	case kindWide:
+		return hs.containsWide(name)
 	default:
 		return false
 	}
 	if tl == 0 {
 		return true
 	}
-	return equalFoldLower(name[i:i+tl], hs.tails[nd.next:nd.next+uint32(tl)])
+	off := int(nd.next)
+	return equalTail(rest, hs.tails[off:off+tl], hs.caseBits[off:off+tl])
+}
+
+// equalTail reports whether s matches the lower-case tail t ignoring ASCII
+// case, where c is t's case bits (0x20 under letters, else 0):
+// s[i]|c[i] == t[i] holds exactly when s[i] is t[i] or, for a letter, its
+// upper case. All three have the same length.
+func equalTail(s, t, c string) bool {
+	n := len(s)
+	if n < 8 {
+		for i := 0; i < n; i++ {
+			if s[i]|c[i] != t[i] {
+				return false
+			}
+		}
+		return true
+	}
+	for i := 0; i < n-8; i += 8 {
+		if load64(s, i)|load64(c, i) != load64(t, i) {
+			return false
+		}
+	}
+	// The last eight bytes, overlapping what was compared already.
+	return load64(s, n-8)|load64(c, n-8) == load64(t, n-8)
+}
+
+// load64 returns the eight bytes of s at i as a little-endian word; the
+// compiler turns it into one load.
+func load64(s string, i int) uint64 {
+	s = s[i : i+8]
+	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
 }
 
 // containsWide is Contains for key sets too wide for a trie.
@@ -292,7 +341,7 @@ func AppendMatching[H any](hs *HeaderSet, dst []string, headers []H, key func(H)
 		return dst
 	}
 	for _, h := range headers {
-		if k := key(h); hs.Contains(k) {
+		if k := key(h); hs.contains(k) {
 			dst = append(dst, k)
 		}
 	}

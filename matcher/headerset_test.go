@@ -138,6 +138,15 @@ func TestHeaderSetContains(t *testing.T) {
 			in:    []string{"a@", "A@", "a[", "a`"},
 			out:   []string{"a{", "a\x60\x00", "A{"},
 		},
+		{
+			// Tails of 7, 8, 9 and 17 bytes exercise the word-wise compare,
+			// with case pairs of non-letters (@ `, [ {) in every lane.
+			name:  "long tails with non-letter case pairs",
+			names: []string{"0@[a@[b@", "1@[a@[b@[", "2@[a@[b@[c", "3@[a@[b@[c@[d@[e@["},
+			in:    []string{"0@[A@[B@", "1@[a@[B@[", "2@[A@[b@[C", "3@[A@[B@[C@[D@[E@["},
+			out: []string{"0`{a@[b@", "0@[a@[b`", "1@[a@[b@{", "1`[a@[b@[", "2@[a@[b@[C\x00", "2@[a@[b@[",
+				"3@[a@[b@[c@[d@[e@{", "3@[a@[b@[c@[d@{e@[", "3`[a@[b@[c@[d@[e@["},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -213,7 +222,7 @@ func TestHeaderSetLayout(t *testing.T) {
 
 // dump renders the node array: index:kind"tail"{byte→child ...}.
 func (hs *HeaderSet) dump() string {
-	if hs.nodes == nil {
+	if hs.wide != nil {
 		return fmt.Sprintf("wide%v", hs.wide)
 	}
 	// Invert the byte → bit table, keeping the lower-case byte of a class.
@@ -268,7 +277,7 @@ func TestHeaderSetAlphabetLimit(t *testing.T) {
 			}
 			prefixes := []string{"p" + string(alphabet[len(alphabet)-1])}
 			hs := NewHeaderSet(names, prefixes)
-			if wide := hs.nodes == nil; wide != (n > maxClasses) {
+			if wide := hs.wide != nil; wide != (n > maxClasses) {
 				t.Fatalf("%d classes: wide = %v", n, wide)
 			}
 			ref := newRefSet(names, prefixes)
