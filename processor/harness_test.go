@@ -68,6 +68,11 @@ type harness struct {
 
 func newProcessor(t *testing.T, cfg *config.Config) (*Processor, *Metrics) {
 	t.Helper()
+	return newProcessorTB(t, cfg)
+}
+
+func newProcessorTB(t testing.TB, cfg *config.Config) (*Processor, *Metrics) {
+	t.Helper()
 	m := NewMetrics(prometheus.NewRegistry())
 	return New(func() *config.Config { return cfg }, m, slog.New(slog.DiscardHandler)), m
 }

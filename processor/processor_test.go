@@ -42,7 +42,7 @@ header_filter:
   response: {remove: [x-powered-by], remove_prefixes: [x-origin-]}
 `
 
-func testCfg(t *testing.T) *config.Config {
+func testCfg(t testing.TB) *config.Config {
 	t.Helper()
 	cfg, err := config.Parse([]byte(testConfig), "processor_test.yaml")
 	if err != nil {
