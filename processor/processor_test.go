@@ -694,3 +694,24 @@ func TestStreamReuse(t *testing.T) {
 		}
 	})
 }
+
+// TestDebugSummary: at debug level each stream ends with one summary line.
+func TestDebugSummary(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var logs bytes.Buffer
+		p := New(func() *config.Config { return testCfg(t) }, nil,
+			slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
+		h := startStream(t, p)
+		h.sendRequestHeaders(":method", "GET", ":authority", "site.test", ":path", "/logo.png")
+		h.wantHeadersReply()
+		h.sendResponseHeaders(false, ":status", "200", "content-type", "image/png")
+		h.wantModeOverride(extprocfilterv3.ProcessingMode_NONE)
+		h.closeOK()
+		line := logs.String()
+		for _, want := range []string{"stream done", "path=/logo.png", "rule_set=standard", "decision=content_type"} {
+			if !strings.Contains(line, want) {
+				t.Errorf("summary lacks %q: %s", want, line)
+			}
+		}
+	})
+}

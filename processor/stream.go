@@ -2,6 +2,8 @@ package processor
 
 import (
 	"bytes"
+	"context"
+	"log/slog"
 	"strings"
 	"time"
 
@@ -43,8 +45,10 @@ type stream struct {
 	path      string
 	rewriting bool
 	ms        *matcher.Stream
-	reported  int  // replacements already added to the metric
-	overflow  bool // the cap overflow was logged and counted
+	decision  skipReason // set by response headers
+	nIn, nOut int        // body bytes in and out, for the debug summary
+	reported  int        // replacements already added to the metric
+	overflow  bool       // the cap overflow was logged and counted
 	// Collectors of rs, looked up once per stream.
 	bytesIn, bytesOut prometheus.Counter
 
@@ -96,11 +100,32 @@ func (s *stream) finish() {
 			"authority", s.authority, "path", s.path)
 	}
 	s.reportReplacements()
+	if s.p.log.Enabled(context.Background(), slog.LevelDebug) {
+		s.logSummary()
+	}
 	if s.ms != nil {
 		s.spare, s.spareRS = s.ms, s.rs.Compiled
 	}
 	s.ms, s.srv, s.cfg, s.rs, s.bytesIn, s.bytesOut = nil, nil, nil, nil, nil, nil
 	s.bodyData.Body = nil
+}
+
+// logSummary logs what the stream did, at debug level.
+func (s *stream) logSummary() {
+	name, repl := "", 0
+	if s.rs != nil {
+		name = s.rs.Name
+	}
+	if s.ms != nil {
+		repl = s.ms.Stats().Replacements
+	}
+	decision := string(s.decision)
+	if s.rewriting {
+		decision = "rewrite"
+	}
+	s.p.log.Debug("stream done", "authority", s.authority, "path", s.path, "method", s.method,
+		"rule_set", name, "decision", decision, "bytes_in", s.nIn, "bytes_out", s.nOut,
+		"replacements", repl, "overflowed", s.overflow)
 }
 
 func (s *stream) reportReplacements() {
@@ -234,6 +259,7 @@ func (s *stream) responseHeaders(h *extprocv3.HttpHeaders) (*extprocv3.Processin
 	if reason == skipNoRuleSet {
 		reason = s.rsReason
 	}
+	s.decision = reason
 
 	s.removes = s.removes[:0]
 	if s.cfg != nil {
@@ -311,6 +337,8 @@ func (s *stream) responseBody(b *extprocv3.HttpBody) (*extprocv3.ProcessingRespo
 	s.out = out
 	s.bytesIn.Add(float64(len(chunk)))
 	s.bytesOut.Add(float64(len(out)))
+	s.nIn += len(chunk)
+	s.nOut += len(out)
 	if !s.overflow && s.ms.Stats().Overflowed {
 		s.overflow = true
 		s.p.metrics.CapExceeded.WithLabelValues(s.rs.Name).Inc()
