@@ -359,24 +359,44 @@ func TestResponseHeaderFixups(t *testing.T) {
 }
 
 // TestSkipStripsInternalResponseHeaders: internal response headers go even
-// when the body is not rewritten, and nothing else is touched.
+// when the body is not rewritten; content-length is restated (Envoy drops
+// it for a STREAMED filter before asking us) and nothing else is touched.
 func TestSkipStripsInternalResponseHeaders(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		p, _ := newProcessor(t, testCfg(t))
-		h := startStream(t, p)
-		h.sendRequestHeaders(":method", "GET", ":authority", "site.test", ":path", "/a.png")
-		h.wantHeadersReply()
-		h.sendResponseHeaders(false, ":status", "200", "content-type", "image/png", "content-length", "9",
-			"etag", `"x"`, "x-powered-by", "php")
-		c := h.wantModeOverride(extprocfilterv3.ProcessingMode_NONE)
-		if got := c.GetHeaderMutation().GetRemoveHeaders(); !equalStrings(got, []string{"x-powered-by"}) {
-			t.Errorf("remove_headers = %q, want [x-powered-by]", got)
-		}
-		if set := c.GetHeaderMutation().GetSetHeaders(); len(set) != 0 {
-			t.Errorf("set_headers = %v, want none", set)
-		}
-		h.closeOK()
-	})
+	tests := []struct {
+		name    string
+		resp    []string
+		wantSet []string // key, raw value pairs
+	}{
+		{"with content-length", []string{"content-length", "9"}, []string{"content-length", "9"}},
+		{"chunked", nil, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				p, _ := newProcessor(t, testCfg(t))
+				h := startStream(t, p)
+				h.sendRequestHeaders(":method", "GET", ":authority", "site.test", ":path", "/a.png")
+				h.wantHeadersReply()
+				h.sendResponseHeaders(false, append([]string{":status", "200", "content-type", "image/png",
+					"etag", `"x"`, "last-modified", "Tue, 01 Jan 2030 00:00:00 GMT", "x-powered-by", "php"}, tt.resp...)...)
+				c := h.wantModeOverride(extprocfilterv3.ProcessingMode_NONE)
+				if got := c.GetHeaderMutation().GetRemoveHeaders(); !equalStrings(got, []string{"x-powered-by"}) {
+					t.Errorf("remove_headers = %q, want [x-powered-by]", got)
+				}
+				var set []string
+				for _, o := range c.GetHeaderMutation().GetSetHeaders() {
+					if o.GetHeader().GetValue() != "" {
+						t.Errorf("set %q with value %q: only raw_value may be set", o.GetHeader().GetKey(), o.GetHeader().GetValue())
+					}
+					set = append(set, o.GetHeader().GetKey(), string(o.GetHeader().GetRawValue()))
+				}
+				if !equalStrings(set, tt.wantSet) {
+					t.Errorf("set_headers = %q, want %q", set, tt.wantSet)
+				}
+				h.closeOK()
+			})
+		})
+	}
 }
 
 func TestProtocolErrors(t *testing.T) {

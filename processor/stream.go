@@ -237,7 +237,7 @@ func (s *stream) responseHeaders(h *extprocv3.HttpHeaders) (*extprocv3.Processin
 
 	headers := h.GetHeaders().GetHeaders()
 	f := responseFacts{method: s.method, endOfStream: h.GetEndOfStream()}
-	var etag *corev3.HeaderValue
+	var etag, clen *corev3.HeaderValue
 	for _, hv := range headers {
 		switch key := hv.GetKey(); {
 		case key == ":status":
@@ -253,6 +253,8 @@ func (s *stream) responseHeaders(h *extprocv3.HttpHeaders) (*extprocv3.Processin
 			f.trailer = len(bytes.TrimSpace(value(hv))) > 0
 		case strings.EqualFold(key, "etag"):
 			etag = hv
+		case strings.EqualFold(key, "content-length"):
+			clen = hv
 		}
 	}
 	reason := decide(s.rs, f)
@@ -274,6 +276,13 @@ func (s *stream) responseHeaders(h *extprocv3.HttpHeaders) (*extprocv3.Processin
 	var set []*corev3.HeaderValueOption
 	if reason != rewrite {
 		s.p.metrics.Skipped.WithLabelValues(string(reason)).Inc()
+		if clen != nil && !containsFold(s.removes, "content-length") {
+			// An Envoy configured with response_body_mode STREAMED drops
+			// content-length before asking us, even if we then skip the
+			// body; setting it in this reply puts it back (checked in
+			// e2e TestEnvoyModeOverrideNone).
+			set = append(set, overwrite("content-length", value(clen)))
+		}
 	} else {
 		s.rewriting = true
 		mode.ResponseBodyMode = extprocfilterv3.ProcessingMode_STREAMED
@@ -291,10 +300,7 @@ func (s *stream) responseHeaders(h *extprocv3.HttpHeaders) (*extprocv3.Processin
 		if etag != nil {
 			switch weak, strong, ok := weakETag(value(etag)); {
 			case strong:
-				set = append(set, &corev3.HeaderValueOption{
-					Header:       &corev3.HeaderValue{Key: "etag", RawValue: weak},
-					AppendAction: corev3.HeaderValueOption_OVERWRITE_IF_EXISTS_OR_ADD,
-				})
+				set = append(set, overwrite("etag", weak))
 			case !ok:
 				// Not an entity tag: drop it rather than vouch for the new body.
 				s.removes = appendName(s.removes, "etag")
@@ -353,6 +359,16 @@ func (s *stream) responseBody(b *extprocv3.HttpBody) (*extprocv3.ProcessingRespo
 	// original chunk through.
 	s.bodyData.Body = out
 	return s.bodyReply, nil
+}
+
+// overwrite sets header key to v, replacing any value. The value goes in
+// raw_value only: Envoy reads raw_value, and a value in both fields is an
+// error.
+func overwrite(key string, v []byte) *corev3.HeaderValueOption {
+	return &corev3.HeaderValueOption{
+		Header:       &corev3.HeaderValue{Key: key, RawValue: bytes.Clone(v)},
+		AppendAction: corev3.HeaderValueOption_OVERWRITE_IF_EXISTS_OR_ADD,
+	}
 }
 
 // common builds a CommonResponse with the header mutation, or none.
