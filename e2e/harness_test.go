@@ -186,7 +186,7 @@ func startEnvoy(t *testing.T, dir string, streamsubPort, originPort int) *envoyP
 		"--disable-hot-restart", "--concurrency", "2", "--log-level", "info",
 		"--file-flush-interval-msec", "50", // access log lines appear promptly
 		"--base-id", strconv.Itoa(p.AdminPort))
-	waitFor(t, "envoy /ready", e.proc, 20*time.Second, func() error {
+	waitFor(t, "envoy /ready", e.proc, 60*time.Second, func() error {
 		_, err := httpGetBody(e.admin + "/ready")
 		return err
 	})

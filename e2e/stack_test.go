@@ -87,7 +87,7 @@ func startStack(t *testing.T, configPath string) *stack {
 	s := &stack{t: t, dir: logDir(t), bin: streamsubBinary(t), configPath: configPath}
 	s.originPort = freePort(t)
 	s.origin = startProc(t, s.dir, "origin", nil, s.bin, "demo-origin", "-listen", addr(s.originPort))
-	waitFor(t, "origin", s.origin, 10*time.Second, func() error {
+	waitFor(t, "origin", s.origin, 60*time.Second, func() error {
 		_, err := httpGetBody("http://" + addr(s.originPort) + "/empty")
 		return err
 	})
@@ -108,7 +108,7 @@ func (s *stack) startStreamsub() {
 	t.Helper()
 	s.streamsub = startProc(t, s.dir, "streamsub", nil, s.bin, "serve",
 		"-config", s.configPath, "-listen", addr(s.grpcPort), "-admin", addr(s.adminPort))
-	waitFor(t, "streamsub gRPC health", s.streamsub, 15*time.Second, func() error {
+	waitFor(t, "streamsub gRPC health", s.streamsub, 60*time.Second, func() error {
 		return grpcHealthy(addr(s.grpcPort))
 	})
 }
@@ -125,7 +125,7 @@ func (s *stack) stopStreamsub() {
 func (s *stack) waitEnvoySeesStreamsub(healthy bool) {
 	t := s.t
 	t.Helper()
-	waitFor(t, fmt.Sprintf("envoy health check streamsub healthy=%v", healthy), nil, 15*time.Second, func() error {
+	waitFor(t, fmt.Sprintf("envoy health check streamsub healthy=%v", healthy), nil, 60*time.Second, func() error {
 		n := s.envoy.stat(t, "cluster.streamsub.membership_healthy")
 		if (n == 1) != healthy {
 			return fmt.Errorf("cluster.streamsub.membership_healthy = %d", n)
@@ -158,7 +158,7 @@ func grpcHealthy(target string) error {
 func (s *stack) accessLog(t *testing.T, path string) string {
 	t.Helper()
 	var line string
-	waitFor(t, "access log for "+path, nil, 5*time.Second, func() error {
+	waitFor(t, "access log for "+path, nil, 30*time.Second, func() error {
 		f, err := os.Open(s.envoy.logPath)
 		if err != nil {
 			return err
