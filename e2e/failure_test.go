@@ -47,7 +47,7 @@ func TestFailureModes(t *testing.T) {
 	s.waitEnvoySeesStreamsub(true)
 	// The first requests may still race Envoy's reconnect; recovery must
 	// come within a few seconds.
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for {
 		resp, body := do(t, c, "GET", s.envoy.url+unique("/"), nil)
 		if resp.StatusCode == 200 && string(body) == want {
