@@ -56,7 +56,7 @@ type testServer struct {
 	halted bool // stop has returned
 }
 
-func writeFile(t *testing.T, path, content string) {
+func writeFile(t testing.TB, path, content string) {
 	t.Helper()
 	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
 		t.Fatal(err)
@@ -64,6 +64,11 @@ func writeFile(t *testing.T, path, content string) {
 }
 
 func startServer(t *testing.T, mutate func(*Settings)) *testServer {
+	t.Helper()
+	return startServerTB(t, mutate)
+}
+
+func startServerTB(t testing.TB, mutate func(*Settings)) *testServer {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "streamsub.yaml")
 	writeFile(t, path, configV1)
@@ -103,7 +108,7 @@ func startServer(t *testing.T, mutate func(*Settings)) *testServer {
 }
 
 // stop cancels Serve and waits for it to return.
-func (ts *testServer) stop(t *testing.T) {
+func (ts *testServer) stop(t testing.TB) {
 	t.Helper()
 	if ts.halted {
 		return
@@ -135,7 +140,7 @@ func (ts *testServer) get(t *testing.T, path string) (int, string) {
 }
 
 // process opens a Process stream, with optional initial metadata.
-func (ts *testServer) process(t *testing.T, ctx context.Context, md ...string) extprocv3.ExternalProcessor_ProcessClient {
+func (ts *testServer) process(t testing.TB, ctx context.Context, md ...string) extprocv3.ExternalProcessor_ProcessClient {
 	t.Helper()
 	if len(md) > 0 {
 		ctx = metadata.AppendToOutgoingContext(ctx, md...)
@@ -155,7 +160,7 @@ func headers(kv ...string) *corev3.HeaderMap {
 	return hm
 }
 
-func roundTrip(t *testing.T, pc extprocv3.ExternalProcessor_ProcessClient, req *extprocv3.ProcessingRequest) *extprocv3.ProcessingResponse {
+func roundTrip(t testing.TB, pc extprocv3.ExternalProcessor_ProcessClient, req *extprocv3.ProcessingRequest) *extprocv3.ProcessingResponse {
 	t.Helper()
 	if err := pc.Send(req); err != nil {
 		t.Fatalf("Send: %v", err)
