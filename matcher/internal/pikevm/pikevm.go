@@ -87,6 +87,88 @@ type VM struct {
 	stack []nfa.StateID // closure DFS stack
 
 	caps *capScratch // allocated on the first Captures call
+
+	// Immutable after New: the closure of the start state for each
+	// assertion context (see ctxOf), precomputed.
+	starts [numCtx]startClosure
+}
+
+// Assertions see a neighbouring byte only as one of four classes.
+const (
+	clsEdge = iota // body start or end
+	clsNL          // '\n'
+	clsWord        // [0-9A-Za-z_]
+	clsOther
+	numCls
+	numCtx = numCls * numCls
+)
+
+var clsRep = [numCls]int{Edge, '\n', 'a', ' '}
+
+func classOf(c int) int {
+	switch {
+	case c == Edge:
+		return clsEdge
+	case c == '\n':
+		return clsNL
+	case nfa.IsWordByte(c):
+		return clsWord
+	}
+	return clsOther
+}
+
+// ctxOf returns the assertion context of a position from the bytes around it.
+func ctxOf(before, after int) int { return classOf(before)*numCls + classOf(after) }
+
+// startClosure is the epsilon closure of the start state in one assertion
+// context: its consuming and match states in priority order, whether one
+// is a match state, and the bytes some consuming state may accept
+// (Invalid counts as every byte >= 0x80).
+type startClosure struct {
+	states   []nfa.StateID
+	hasMatch bool
+	accept   [256 / 64]uint64
+}
+
+func (sc *startClosure) accepts(c int) bool { return sc.accept[c>>6]&(1<<(c&63)) != 0 }
+
+func (sc *startClosure) addRange(lo, hi byte) {
+	for c := int(lo); c <= int(hi); c++ {
+		sc.accept[c>>6] |= 1 << (c & 63)
+	}
+}
+
+// initStarts precomputes the start closures. Adding the precomputed list
+// (less the states already present) after the waiting threads' closure
+// gives the same threads in the same order as a closure from the start
+// state: a state already visited at this position had its whole epsilon
+// subtree visited too.
+func (m *VM) initStarts() {
+	for ctx := range m.starts {
+		m.before = clsRep[ctx/numCls]
+		m.set.clear()
+		m.clist = m.clist[:0]
+		m.closure(m.start, 0, clsRep[ctx%numCls])
+		sc := &m.starts[ctx]
+		for _, t := range m.clist {
+			sc.states = append(sc.states, t.id)
+			st := m.nfa.State(t.id)
+			switch st.Kind {
+			case nfa.KindMatch:
+				sc.hasMatch = true
+			case nfa.KindRange:
+				sc.addRange(st.Lo, st.Hi)
+			case nfa.KindSparse:
+				for _, tr := range st.Trans {
+					sc.addRange(tr.Lo, tr.Hi)
+				}
+			case nfa.KindInvalid:
+				sc.addRange(0x80, 0xFF)
+			}
+		}
+	}
+	m.clist = m.clist[:0]
+	m.before = Edge
 }
 
 // New returns a VM for n with all search scratch preallocated.
@@ -95,7 +177,7 @@ func New(n *nfa.NFA) *VM {
 	for i := 0; i < n.Len(); i++ {
 		edges += len(n.State(nfa.StateID(i)).Alts) + 1
 	}
-	return &VM{
+	m := &VM{
 		nfa:        n,
 		start:      n.Start(),
 		hasInvalid: n.HasInvalid(),
@@ -104,6 +186,8 @@ func New(n *nfa.NFA) *VM {
 		clist:      make([]thread, 0, n.Len()),
 		stack:      make([]nfa.StateID, 0, edges),
 	}
+	m.initStarts()
+	return m
 }
 
 // Restart starts a new search at absolute offset at, where the body's
@@ -165,6 +249,28 @@ func (m *VM) Advance(hay []byte, base int64, eof bool, maxSpan int64) Status {
 			return m.peek(unknown)
 		}
 		addStart := !m.matched && m.pos == m.nextStart
+		if len(m.seeds) == 0 && !m.matched && c != Edge {
+			// Idle: skip positions where no thread can start or live.
+			if !addStart {
+				m.before = c
+				m.pos++
+				continue
+			}
+			if sc := &m.starts[ctxOf(m.before, c)]; !sc.hasMatch && !sc.accepts(c) {
+				unit := 1
+				if c >= 0x80 {
+					n, ok := nfa.UnitLen(hay[i:], eof)
+					if !ok {
+						return NeedInput
+					}
+					unit = n
+				}
+				m.nextStart = m.pos + int64(unit)
+				m.before = c
+				m.pos++
+				continue
+			}
+		}
 		unit := 1
 		if c >= 0x80 && (addStart || m.hasInvalid) {
 			n, ok := nfa.UnitLen(hay[i:], eof)
@@ -181,7 +287,11 @@ func (m *VM) Advance(hay []byte, base int64, eof bool, maxSpan int64) Status {
 			m.closure(t.id, t.start, c)
 		}
 		if addStart {
-			m.closure(m.start, m.pos, c)
+			for _, id := range m.starts[ctxOf(m.before, c)].states {
+				if m.set.insert(id) {
+					m.clist = append(m.clist, thread{id, m.pos})
+				}
+			}
 			m.nextStart = m.pos + int64(unit)
 		}
 		m.seeds = m.seeds[:0]

@@ -251,3 +251,21 @@ func TestAllocs(t *testing.T) {
 		t.Errorf("allocs per search = %v, want 0", allocs)
 	}
 }
+
+// BenchmarkSearch runs every leftmost-first search over an HTML-ish body,
+// as the stream does, with the exact engine alone.
+func BenchmarkSearch(b *testing.B) {
+	n := compile(b, `https?://(?:www\.)?example\.com`, `UA-12345-1`, `<script[^>]*>`, `\bcolou?r\b`, `(\d{4})-(\d\d)-(\d\d)`)
+	const para = `<p class="c">Visit <a href="http://www.example.com/x?y=1">us</a> on 2024-05-17, colour é ✓ <script src="a.js"></script> UA-12345-1</p>` + "\n"
+	body := []byte(strings.Repeat(para, 512))
+	vm := New(n)
+	b.SetBytes(int64(len(body)))
+	b.ReportAllocs()
+	for b.Loop() {
+		vm.Restart(0, Edge, 0)
+		for vm.Advance(body, 0, true, 1<<40) == Found {
+			m := vm.Match()
+			vm.Restart(m.End, int(body[m.End-1]), m.End)
+		}
+	}
+}
