@@ -7,6 +7,7 @@ import (
 
 	"github.com/streamsub/streamsub/matcher/internal/lazydfa"
 	"github.com/streamsub/streamsub/matcher/internal/nfa"
+	"github.com/streamsub/streamsub/matcher/internal/pikevm"
 )
 
 // Parse flags (semantics.md "Rules"): Perl syntax with `.` matching '\n'
@@ -27,9 +28,10 @@ type RuleSet struct {
 	rules     []Rule
 	tmpls     []*template
 	nfa       *nfa.NFA
-	maxBuffer int   // resolved Options.MaxBufferedBytes
-	maxSpan   int64 // bytes a pending match may span within one chunk (see maxSpanFor)
-	allOnce   bool  // every rule is a once rule (then all fired = pass-through)
+	prog      *pikevm.Prog // exact engine, shared by the streams
+	maxBuffer int          // resolved Options.MaxBufferedBytes
+	maxSpan   int64        // bytes a pending match may span within one chunk (see maxSpanFor)
+	allOnce   bool         // every rule is a once rule (then all fired = pass-through)
 
 	fast *fastPath // lazy-DFA fast path (fastpath.go); nil if not eligible
 }
@@ -66,6 +68,7 @@ func Compile(rules []Rule, opts Options) (*RuleSet, error) {
 		return nil, fmt.Errorf("matcher: compiling %d rules: %w", len(rules), err)
 	}
 	rs.nfa = n
+	rs.prog = pikevm.NewProg(n)
 	rs.fast = newFastPath(n, int(rs.maxSpan), lazydfa.Config{})
 	return rs, nil
 }

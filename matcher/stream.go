@@ -64,7 +64,7 @@ type StreamStats struct {
 func (rs *RuleSet) NewStream() *Stream {
 	st := &Stream{
 		rs:    rs,
-		vm:    pikevm.New(rs.nfa),
+		vm:    rs.prog.NewVM(),
 		fired: make([]bool, len(rs.rules)),
 		fast:  rs.newFastStream(),
 	}

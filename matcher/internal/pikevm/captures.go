@@ -41,7 +41,7 @@ type capFrame struct {
 // to dst, relative to hay: slot 2g and 2g+1 bound group g, -1 when the
 // group did not participate.
 func (m *VM) Captures(dst []int, r nfa.RuleID, hay []byte, end int, before int, atEOF bool) []int {
-	info := m.nfa.Rule(r)
+	info := m.p.nfa.Rule(r)
 	ns := 2 * (info.NumGroups + 1)
 	cs := m.capScratchFor(ns)
 	cs.nslots = ns
@@ -62,7 +62,7 @@ func (m *VM) Captures(dst []int, r nfa.RuleID, hay []byte, end int, before int, 
 	for p := 0; ; p++ {
 		if p == end {
 			for i, id := range cs.cur {
-				if m.nfa.State(id).Kind == nfa.KindMatch {
+				if m.p.nfa.State(id).Kind == nfa.KindMatch {
 					return append(dst, cs.curSlots[i*ns:(i+1)*ns]...)
 				}
 			}
@@ -73,7 +73,7 @@ func (m *VM) Captures(dst []int, r nfa.RuleID, hay []byte, end int, before int, 
 		}
 		c := int(hay[p])
 		unit := 1
-		if c >= 0x80 && m.hasInvalid {
+		if c >= 0x80 && m.p.hasInvalid {
 			unit, _ = nfa.UnitLen(hay[p:], atEOF)
 		}
 		cs.set.clear()
@@ -81,7 +81,7 @@ func (m *VM) Captures(dst []int, r nfa.RuleID, hay []byte, end int, before int, 
 		cs.nextSlots = cs.nextSlots[:0]
 	step:
 		for i, id := range cs.cur {
-			st := m.nfa.State(id)
+			st := m.p.nfa.State(id)
 			next := nfa.StateID(0)
 			switch st.Kind {
 			case nfa.KindMatch:
@@ -118,10 +118,10 @@ func (m *VM) capScratchFor(ns int) *capScratch {
 	if m.caps != nil && m.caps.nslots >= ns && len(m.caps.scratch) >= ns {
 		return m.caps
 	}
-	n := m.nfa.Len()
+	n := m.p.nfa.Len()
 	edges := 1
 	for i := 0; i < n; i++ {
-		edges += len(m.nfa.State(nfa.StateID(i)).Alts) + 2
+		edges += len(m.p.nfa.State(nfa.StateID(i)).Alts) + 2
 	}
 	m.caps = &capScratch{
 		nslots:    ns,
@@ -154,7 +154,7 @@ func (m *VM) capClosure(cs *capScratch, list *[]nfa.StateID, slots *[]int, id nf
 			if !cs.set.insert(id) {
 				break
 			}
-			st := m.nfa.State(id)
+			st := m.p.nfa.State(id)
 			switch st.Kind {
 			case nfa.KindUnion:
 				for j := len(st.Alts) - 1; j > 0; j-- {

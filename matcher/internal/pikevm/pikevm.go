@@ -64,13 +64,47 @@ type thread struct {
 	start int64
 }
 
-// VM is a streaming leftmost-first search over an NFA. Create it with New,
-// position it with Restart, feed it with Advance.
-type VM struct {
-	// Immutable after New.
+// Prog is what every VM of one NFA shares: the NFA and the precomputed
+// start closures. It is immutable and safe for concurrent use.
+type Prog struct {
 	nfa        *nfa.NFA
 	start      nfa.StateID
 	hasInvalid bool
+	stackCap   int // closure DFS stack bound: total Union fan-out + 1
+	// starts is the closure of the start state for each assertion context
+	// (see ctxOf).
+	starts [numCtx]startClosure
+}
+
+// NewProg precomputes the shared part of the VMs for n.
+func NewProg(n *nfa.NFA) *Prog {
+	p := &Prog{nfa: n, start: n.Start(), hasInvalid: n.HasInvalid(), stackCap: 1}
+	for i := 0; i < n.Len(); i++ {
+		p.stackCap += len(n.State(nfa.StateID(i)).Alts) + 1
+	}
+	p.initStarts()
+	return p
+}
+
+// NewVM returns a VM for p with all search scratch preallocated.
+func (p *Prog) NewVM() *VM {
+	n := p.nfa
+	return &VM{
+		p:     p,
+		seeds: make([]thread, 0, n.Len()),
+		set:   newSparseSet(n.Len()),
+		clist: make([]thread, 0, n.Len()),
+		stack: make([]nfa.StateID, 0, p.stackCap),
+	}
+}
+
+// New returns a VM for n with its own Prog (NewProg(n).NewVM()).
+func New(n *nfa.NFA) *VM { return NewProg(n).NewVM() }
+
+// VM is a streaming leftmost-first search over an NFA. Create it with New
+// or Prog.NewVM, position it with Restart, feed it with Advance.
+type VM struct {
+	p *Prog // immutable, shared
 
 	// Search state.
 	pos       int64    // next position to process
@@ -87,10 +121,6 @@ type VM struct {
 	stack []nfa.StateID // closure DFS stack
 
 	caps *capScratch // allocated on the first Captures call
-
-	// Immutable after New: the closure of the start state for each
-	// assertion context (see ctxOf), precomputed.
-	starts [numCtx]startClosure
 }
 
 // Assertions see a neighbouring byte only as one of four classes.
@@ -143,16 +173,21 @@ func (sc *startClosure) addRange(lo, hi byte) {
 // gives the same threads in the same order as a closure from the start
 // state: a state already visited at this position had its whole epsilon
 // subtree visited too.
-func (m *VM) initStarts() {
-	for ctx := range m.starts {
+func (p *Prog) initStarts() {
+	m := &VM{
+		p:     p,
+		set:   newSparseSet(p.nfa.Len()),
+		stack: make([]nfa.StateID, 0, p.stackCap),
+	}
+	for ctx := range p.starts {
 		m.before = clsRep[ctx/numCls]
 		m.set.clear()
 		m.clist = m.clist[:0]
-		m.closure(m.start, 0, clsRep[ctx%numCls])
-		sc := &m.starts[ctx]
+		m.closure(m.p.start, 0, clsRep[ctx%numCls])
+		sc := &p.starts[ctx]
 		for _, t := range m.clist {
 			sc.states = append(sc.states, t.id)
-			st := m.nfa.State(t.id)
+			st := m.p.nfa.State(t.id)
 			switch st.Kind {
 			case nfa.KindMatch:
 				sc.hasMatch = true
@@ -167,27 +202,6 @@ func (m *VM) initStarts() {
 			}
 		}
 	}
-	m.clist = m.clist[:0]
-	m.before = Edge
-}
-
-// New returns a VM for n with all search scratch preallocated.
-func New(n *nfa.NFA) *VM {
-	edges := 1
-	for i := 0; i < n.Len(); i++ {
-		edges += len(n.State(nfa.StateID(i)).Alts) + 1
-	}
-	m := &VM{
-		nfa:        n,
-		start:      n.Start(),
-		hasInvalid: n.HasInvalid(),
-		seeds:      make([]thread, 0, n.Len()),
-		set:        newSparseSet(n.Len()),
-		clist:      make([]thread, 0, n.Len()),
-		stack:      make([]nfa.StateID, 0, edges),
-	}
-	m.initStarts()
-	return m
 }
 
 // Restart starts a new search at absolute offset at, where the body's
@@ -256,7 +270,7 @@ func (m *VM) Advance(hay []byte, base int64, eof bool, maxSpan int64) Status {
 				m.pos++
 				continue
 			}
-			if sc := &m.starts[ctxOf(m.before, c)]; !sc.hasMatch && !sc.accepts(c) {
+			if sc := &m.p.starts[ctxOf(m.before, c)]; !sc.hasMatch && !sc.accepts(c) {
 				unit := 1
 				if c >= 0x80 {
 					n, ok := nfa.UnitLen(hay[i:], eof)
@@ -272,7 +286,7 @@ func (m *VM) Advance(hay []byte, base int64, eof bool, maxSpan int64) Status {
 			}
 		}
 		unit := 1
-		if c >= 0x80 && (addStart || m.hasInvalid) {
+		if c >= 0x80 && (addStart || m.p.hasInvalid) {
 			n, ok := nfa.UnitLen(hay[i:], eof)
 			if !ok {
 				return m.peek(c)
@@ -287,7 +301,7 @@ func (m *VM) Advance(hay []byte, base int64, eof bool, maxSpan int64) Status {
 			m.closure(t.id, t.start, c)
 		}
 		if addStart {
-			for _, id := range m.starts[ctxOf(m.before, c)].states {
+			for _, id := range m.p.starts[ctxOf(m.before, c)].states {
 				if m.set.insert(id) {
 					m.clist = append(m.clist, thread{id, m.pos})
 				}
@@ -299,7 +313,7 @@ func (m *VM) Advance(hay []byte, base int64, eof bool, maxSpan int64) Status {
 		// Step every thread over byte c, in priority order.
 	step:
 		for _, t := range m.clist {
-			st := m.nfa.State(t.id)
+			st := m.p.nfa.State(t.id)
 			switch st.Kind {
 			case nfa.KindMatch:
 				// Leftmost-first: this match beats every thread after it.
@@ -376,7 +390,7 @@ func (m *VM) peek(after int) Status {
 		return NeedInput
 	}
 	t := m.clist[0]
-	if st := m.nfa.State(t.id); st.Kind == nfa.KindMatch {
+	if st := m.p.nfa.State(t.id); st.Kind == nfa.KindMatch {
 		m.matched = true
 		m.match = Match{Rule: st.Rule, Start: t.start, End: m.pos}
 		m.seeds = m.seeds[:0]
@@ -399,7 +413,7 @@ func (m *VM) closure(id nfa.StateID, start int64, after int) bool {
 			if !m.set.insert(id) {
 				break
 			}
-			st := m.nfa.State(id)
+			st := m.p.nfa.State(id)
 			switch st.Kind {
 			case nfa.KindUnion:
 				for j := len(st.Alts) - 1; j > 0; j-- {
