@@ -135,32 +135,41 @@ func TestStreamTable(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	for _, tc := range streamCases {
 		t.Run(fmt.Sprintf("%q/%q", rulesString(tc.rules), tc.body), func(t *testing.T) {
-			rs, err := Compile(tc.rules, Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			body := []byte(tc.body)
-			check := func(name string, st *Stream, chunks [][]byte) {
-				t.Helper()
-				got, stats := rewrite(t, st, chunks)
-				if string(got) != tc.want {
-					t.Errorf("%s %q: got %q, want %q", name, chunks, got, tc.want)
+			for _, exact := range []bool{false, true} {
+				rs, err := Compile(tc.rules, Options{})
+				if err != nil {
+					t.Fatal(err)
 				}
-				if stats.Overflowed || stats.Buffered != 0 {
-					t.Errorf("%s: stats after Close %+v", name, stats)
+				if exact {
+					rs.fast = nil // the exact engine alone
 				}
-			}
-			check("whole", rs.NewStream(), [][]byte{body})
-			reused := rs.NewStream()
-			for n := 1; n <= len(body); n++ {
-				check(fmt.Sprintf("cut %d", n), rs.NewStream(), cutEvery(body, n))
-				reused.Reset()
-				check(fmt.Sprintf("reused, cut %d", n), reused, cutEvery(body, n))
-			}
-			for range 20 {
-				check("random", rs.NewStream(), cutRandom(rng, body))
+				checkStreamCase(t, rng, rs, tc, exact)
 			}
 		})
+	}
+}
+
+func checkStreamCase(t *testing.T, rng *rand.Rand, rs *RuleSet, tc streamCase, exact bool) {
+	body := []byte(tc.body)
+	check := func(name string, st *Stream, chunks [][]byte) {
+		t.Helper()
+		got, stats := rewrite(t, st, chunks)
+		if string(got) != tc.want {
+			t.Errorf("%s %q (exact engine only: %v): got %q, want %q", name, chunks, exact, got, tc.want)
+		}
+		if stats.Overflowed || stats.Buffered != 0 {
+			t.Errorf("%s: stats after Close %+v", name, stats)
+		}
+	}
+	check("whole", rs.NewStream(), [][]byte{body})
+	reused := rs.NewStream()
+	for n := 1; n <= len(body); n++ {
+		check(fmt.Sprintf("cut %d", n), rs.NewStream(), cutEvery(body, n))
+		reused.Reset()
+		check(fmt.Sprintf("reused, cut %d", n), reused, cutEvery(body, n))
+	}
+	for range 20 {
+		check("random", rs.NewStream(), cutRandom(rng, body))
 	}
 }
 
@@ -382,7 +391,16 @@ func benchBody(n int) []byte {
 }
 
 func TestStreamAllocs(t *testing.T) {
-	rs, err := Compile(benchRules, Options{})
+	// The second rule set can match the empty string everywhere, so the
+	// exact engine runs every byte.
+	t.Run("default", func(t *testing.T) { checkStreamAllocs(t, benchRules) })
+	t.Run("exact", func(t *testing.T) {
+		checkStreamAllocs(t, append(benchRules[:len(benchRules):len(benchRules)], Rule{Pattern: "(?:zz)?"}))
+	})
+}
+
+func checkStreamAllocs(t *testing.T, rules []Rule) {
+	rs, err := Compile(rules, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
