@@ -382,12 +382,15 @@ func checkCompat(c *compatCase, compile compatCompiler, withCap bool) (problems,
 			}
 		}
 	}
-	if !withCap || c.MaxBufferedSize == nil {
+	if !withCap {
 		return problems, nil
 	}
 	// At replace_filter's cap, in the recorded chunks, we must overflow
 	// exactly when it did and give the same output.
-	capacity := *c.MaxBufferedSize
+	capacity := compatDefaultCap
+	if c.MaxBufferedSize != nil {
+		capacity = *c.MaxBufferedSize
+	}
 	if capacity == 0 {
 		// replace_filter_max_buffered_size 0 allows no held-back byte at
 		// all; Options cannot express it (0 means the default). Without an
