@@ -250,3 +250,12 @@ func (s *stack) metric(t *testing.T, sample string) float64 {
 	}
 	return 0
 }
+
+// TestMain removes the streamsub binary built for this run.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if binPath != "" {
+		os.RemoveAll(filepath.Dir(binPath))
+	}
+	os.Exit(code)
+}
