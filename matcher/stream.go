@@ -13,10 +13,17 @@ package matcher
 // input, every byte before its earliest live thread start is final and is
 // written out; only the rest stays held.
 //
+// Hold-back cap (semantics.md "Streaming"): what stays held at the end of
+// a chunk is counted as replace_filter counts it (heldAtChunkEnd); above
+// MaxBufferedBytes the held bytes are flushed unchanged and the rest of the
+// body passes through (StreamStats.Overflowed). Within one chunk live
+// threads may span up to RuleSet.maxSpan = max(2*cap, 64 KiB) bytes.
+//
 // Cost: O(NFA) per byte scanned. Bytes after a match end may be scanned
-// again, but only bytes that were held, so at most MaxBufferedBytes per
-// match. Memory: the held bytes (capped) plus scratch sized to the NFA,
-// all allocated by NewStream; Write allocates nothing in steady state.
+// again, but only bytes that were held, so at most maxSpan per match.
+// Memory: the held bytes plus scratch sized to the NFA, allocated by
+// NewStream (capture scratch on the first capture); Write allocates
+// nothing in steady state.
 
 import (
 	"github.com/streamsub/streamsub/matcher/internal/pikevm"
@@ -191,7 +198,7 @@ func (st *Stream) replace(dst []byte, m pikevm.Match, eof bool) []byte {
 		if r.Once {
 			st.fired[m.Rule] = true
 			st.numFired++
-			if st.rs.allOnce && st.numFired == len(st.rules()) {
+			if st.rs.allOnce && st.numFired == len(st.rs.rules) {
 				st.passthrough = true
 			}
 		}
@@ -206,8 +213,6 @@ func (st *Stream) replace(dst []byte, m pikevm.Match, eof bool) []byte {
 	}
 	return dst
 }
-
-func (st *Stream) rules() []Rule { return st.rs.rules }
 
 // byteBefore returns the body byte at p-1, or Edge at the body start.
 func (st *Stream) byteBefore(p int64) int {
@@ -233,9 +238,10 @@ func (st *Stream) flush(dst []byte) []byte {
 	return dst
 }
 
-// compact drops emitted bytes from buf, keeping the one before emitted
-// and before the engine's earliest live start (assertion context). It moves bytes only when that frees at least half
-// of buf, so the copying is amortized O(1) per byte.
+// compact drops emitted bytes from buf, keeping the byte before emitted
+// and before the engine's earliest live start (assertion context). It
+// moves bytes only when that frees at least half of buf, so the copying is
+// amortized O(1) per byte.
 func (st *Stream) compact() {
 	keep := min(st.emitted, st.vm.Earliest()) - 1
 	if keep <= st.base {
