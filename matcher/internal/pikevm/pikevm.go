@@ -17,14 +17,18 @@
 // Streaming: the VM is fed the body incrementally. Position p is processed
 // once byte p is available (or EOF is known) and, when byte p >= 0x80 must
 // be decoded (a start position, or an Invalid transition), once enough
-// following bytes are available for nfa.UnitLen. Threads are ordered by
-// non-decreasing start, so the earliest live start (the first waiting
-// thread, else the pending match, else the next position) says how many
-// bytes a caller must hold back.
+// following bytes are available for nfa.UnitLen. Matches are thus
+// delayed by one byte, except that at the end of the input a match is
+// decided early when no assertion needs the missing byte (peek). Threads
+// are ordered by non-decreasing start, so the earliest live start (the
+// first waiting thread, else the pending match, else the next position)
+// says how many bytes a caller must hold back.
 //
 // Cost: O(len(NFA)) per byte, so O(body × NFA) for a search; no
-// backtracking. All scratch is allocated by New, sized to the NFA: a
-// search allocates nothing. Captures (Captures) re-run one rule anchored
+// backtracking. While no thread is live, positions whose byte no start
+// state accepts are skipped in O(1) (start closures are precomputed per
+// assertion context in Prog). All scratch is allocated by NewVM, sized to
+// the NFA: a search allocates nothing. Captures re-runs one rule anchored
 // over a final match's bytes with capture slots, O(match × rule NFA).
 //
 // A VM belongs to one goroutine; the NFA it runs may be shared.
@@ -115,7 +119,7 @@ type VM struct {
 	match     Match
 	done      bool // EOF processed
 
-	// Scratch, sized to the NFA by New.
+	// Scratch, sized to the NFA by NewVM.
 	set   sparseSet     // states visited by the closure at the current position
 	clist []thread      // closed threads at the current position, priority order
 	stack []nfa.StateID // closure DFS stack
