@@ -136,33 +136,38 @@ func (st *Stream) writeFast(dst, chunk []byte) []byte {
 	}
 	abs0 := st.base + int64(len(st.buf)) // body offset of chunk[0]
 	i := 0
-	// The exact engine owns the stream until it is idle. Feed it pieces
-	// that end after a byte that starts no thread (the engine can only be
-	// idle there), so that it gives the stream back soon after the window
-	// closes; pieces grow after many tries to bound the per-call overhead.
-	start := f.fp.dfa.StartBytes()
-	for tries := 0; !st.exactIdle(); tries++ {
-		if i == len(chunk) {
-			f.remember(chunk)
-			return dst
+	handedOver := false // the fast path just gave up at i: the engine must make progress
+	for i < len(chunk) {
+		if !handedOver && st.exactIdle() {
+			dst, i = st.fastScan(dst, chunk, abs0, i)
+			handedOver = true
+			continue
 		}
-		k := i + 1
-		if tries >= 32 {
-			k = min(len(chunk), i+(64<<min(tries-32, 8)))
-		}
-		for k < len(chunk) && start[chunk[k-1]] {
-			k++
-		}
-		st.buf = append(st.buf, chunk[i:k]...)
-		dst = st.run(dst, false)
-		st.compact()
-		i = k
-		if st.passthrough {
-			f.remember(chunk)
-			return append(dst, chunk[i:]...)
+		handedOver = false
+		// The exact engine owns the stream until it is idle. Feed it
+		// pieces that end after a byte that starts no thread (the engine
+		// can only be idle there), so that it gives the stream back soon
+		// after the window closes; pieces grow after many tries to bound
+		// the per-call overhead.
+		start := f.fp.dfa.StartBytes()
+		for tries := 0; i < len(chunk) && (tries == 0 || !st.exactIdle()); tries++ {
+			k := i + 1
+			if tries >= 32 {
+				k = min(len(chunk), i+(64<<min(tries-32, 8)))
+			}
+			for k < len(chunk) && start[chunk[k-1]] {
+				k++
+			}
+			st.buf = append(st.buf, chunk[i:k]...)
+			dst = st.run(dst, false)
+			st.compact()
+			i = k
+			if st.passthrough {
+				f.remember(chunk)
+				return append(dst, chunk[i:]...)
+			}
 		}
 	}
-	dst, _ = st.fastScan(dst, chunk, abs0, i)
 	f.remember(chunk)
 	return dst
 }
@@ -239,7 +244,7 @@ func (f *fastStream) boundaryAfter(chunk []byte, abs0 int64, q int) (next, lead 
 
 // toExact hands the stream to the exact engine at chunk index q: it writes
 // chunk[emit:q] (final: no match touches it, no thread of the engine is
-// alive at q) and feeds the engine chunk[q:]. When the unit boundary after q
+// alive at q) and restarts the engine at q; writeFast feeds it the rest. When the unit boundary after q
 // depends on the next chunk (q is inside a multi-byte sequence that the
 // chunk truncates), the engine restarts at that sequence's first byte
 // instead, and the bytes from there stay held: no match can end inside the
@@ -267,68 +272,85 @@ func (st *Stream) toExact(dst, chunk []byte, abs0 int64, emit, q int) []byte {
 	for k := from; k < 0; k++ {
 		st.buf = append(st.buf, f.at(chunk, k))
 	}
-	st.buf = append(st.buf, chunk[max(from, 0):]...)
+	st.buf = append(st.buf, chunk[max(from, 0):q]...)
 	st.emitted = abs0 + int64(at)
 	st.vm.Restart(abs0+int64(at), before, abs0+int64(first))
-	dst = st.run(dst, false)
-	st.compact()
 	return dst
 }
 
 // fastScan rewrites chunk[i:] on the fast path; the exact engine is idle at
-// chunk index i with everything before it written. It returns dst and
-// whether the stream is still on the fast path (else toExact ran).
-func (st *Stream) fastScan(dst, chunk []byte, abs0 int64, i int) ([]byte, bool) {
+// chunk index i with everything before it written. It returns dst and the
+// chunk index up to which it consumed the chunk: len(chunk), or where it
+// handed the stream to the exact engine (toExact).
+func (st *Stream) fastScan(dst, chunk []byte, abs0 int64, i int) ([]byte, int) {
 	f := st.fast
 	fp := f.fp
 	scan, anch := f.caches.scan, f.caches.anch
-	emit := i            // chunk[emit:scanFrom] is final and not yet written
+	start := fp.dfa.StartBytes()
+	emit := i            // chunk[emit:i] is final and not yet written
 	budget := len(chunk) // bytes failed anchored attempts may examine
 	for i < len(chunk) {
 		off, status := scan.Scan(chunk[i:], fp.maxSpan)
 		w := i + off
 		switch status {
 		case lazydfa.NoMatch:
-			return st.toExact(dst, chunk, abs0, emit, len(chunk)), true
+			return st.toExact(dst, chunk, abs0, emit, len(chunk)), len(chunk)
 		case lazydfa.Matched:
 		default: // Open, Long, GaveUp
 			st.countFallback(status == lazydfa.GaveUp)
-			return st.toExact(dst, chunk, abs0, emit, w), false
+			return st.toExact(dst, chunk, abs0, emit, w), w
 		}
-		p, _, ok := f.boundaryAfter(chunk, abs0, w)
-		if !ok || p >= len(chunk) {
-			st.countFallback(false)
-			return st.toExact(dst, chunk, abs0, emit, w), false
-		}
-		before := pikevm.Edge
-		if abs0+int64(p) > 0 {
-			before = int(f.at(chunk, p-1))
-		}
-		end, rule, res := anch.Find(chunk, p, before, false, fp.maxSpan)
-		switch res {
-		case lazydfa.Found:
-			dst = append(dst, chunk[emit:p]...)
-			dst = st.fastReplace(dst, chunk, p, end, rule, before)
-			if st.passthrough {
-				return append(dst, chunk[end:]...), false
+		// Every match of the window starts in [w, mEnd): try each
+		// position that can start one, leftmost first.
+		mEnd := i + scan.MatchAt()
+		found := false
+		for p := w; p < mEnd && !found; p++ {
+			if !start[chunk[p]] {
+				continue
 			}
-			emit, i = end, end
-			budget += end - p
-		case lazydfa.NoMatchHere:
-			// No match starts at p (or in [w, p)); the threads from p die
-			// by end without a match and within the cap.
-			i = p + 1
-			if budget -= end - p; budget < 0 {
-				st.countFallback(false)
-				return st.toExact(dst, chunk, abs0, emit, p), false
+			if chunk[p] >= 0x80 {
+				next, _, ok := f.boundaryAfter(chunk, abs0, p)
+				if !ok {
+					st.countFallback(false)
+					return st.toExact(dst, chunk, abs0, emit, p), p
+				}
+				if next != p {
+					continue // inside a multi-byte unit: no thread starts here
+				}
 			}
-		default: // NeedMore, TooLong, CacheFull
-			st.countFallback(res == lazydfa.CacheFull)
-			return st.toExact(dst, chunk, abs0, emit, p), false
+			before := pikevm.Edge
+			if abs0+int64(p) > 0 {
+				before = int(f.at(chunk, p-1))
+			}
+			end, rule, res := anch.Find(chunk, p, before, false, fp.maxSpan)
+			switch res {
+			case lazydfa.Found:
+				dst = append(dst, chunk[emit:p]...)
+				dst = st.fastReplace(dst, chunk, p, end, rule, before)
+				if st.passthrough {
+					return append(dst, chunk[end:]...), len(chunk)
+				}
+				emit, i = end, end
+				budget += end - p
+				found = true
+			case lazydfa.NoMatchHere:
+				// No match starts at p: its threads die by end, within the
+				// span limit, without a match.
+				if budget -= end - p; budget < 0 {
+					st.countFallback(false)
+					return st.toExact(dst, chunk, abs0, emit, p), p
+				}
+			default: // NeedMore, TooLong, CacheFull
+				st.countFallback(res == lazydfa.CacheFull)
+				return st.toExact(dst, chunk, abs0, emit, p), p
+			}
+		}
+		if !found {
+			i = mEnd // the match state was spurious (assertions, UTF-8)
 		}
 	}
 	// Leave the engine as if it had processed the chunk without a match.
-	return st.toExact(dst, chunk, abs0, emit, len(chunk)), true
+	return st.toExact(dst, chunk, abs0, emit, len(chunk)), len(chunk)
 }
 
 // fastReplace writes the replacement of the match chunk[p:end] of rule r,

@@ -3,6 +3,7 @@ package lazydfa
 import (
 	"encoding/binary"
 	"slices"
+	"unsafe"
 
 	"github.com/streamsub/streamsub/matcher/internal/nfa"
 )
@@ -62,10 +63,16 @@ type Cache struct {
 	cl     closer
 	keybuf []byte
 
-	mem    int
-	clears int
-	gaveUp bool
+	mem     int
+	clears  int
+	gaveUp  bool
+	matchAt int // after Scan returned Matched: the offset just past the byte that entered the match state
 }
+
+// MatchAt returns, after Scan returned Matched, the offset in its input
+// just past the byte on which the DFA entered a match state: every match
+// of the window starts before it.
+func (c *Cache) MatchAt() int { return c.matchAt }
 
 // NewCache returns an empty cache for d.
 func (d *DFA) NewCache() *Cache {
@@ -185,64 +192,136 @@ func (c *Cache) next(s StateID, b byte) (StateID, bool) {
 // Scan runs the DFA over b, starting Idle (no live thread before b[0]).
 // It returns NoMatch with len(b) when b holds no match and leaves no thread
 // alive; otherwise the offset in b where the decisive window opened, with
-// Matched, Open, Long (a window longer than maxWindow bytes) or GaveUp (see
-// Status). Bytes before the returned offset provably take part in no match.
+// Matched, Open, Long (a window longer than maxWindow bytes, detected at
+// most maxWindow/2 bytes late) or GaveUp (see Status). Bytes before the
+// returned offset provably take part in no match.
+//
+// The hot loop treats Idle as an ordinary state, so that windows opening
+// and closing every few bytes (word-shaped rules over text) cost nothing,
+// and is unrolled four times: only a tagged transition (match or not yet
+// computed) leaves it. It notes where it was Idle once per four bytes; the
+// exact window start is recomputed from there when a window matters
+// (windowStart). When a single byte can start a match, Idle skips ahead
+// with bytes.IndexByte (the prefilter).
 func (c *Cache) Scan(b []byte, maxWindow int) (int, Status) {
 	if c.gaveUp {
 		return 0, GaveUp
 	}
 	trans := c.trans
 	cls := &c.d.classes.m
-	start := &c.startSet
 	pf := c.d.pf
+	block := max(maxWindow/2, 4)
 	n := len(b)
-	i := 0
-	for {
-		// Idle: skip the bytes that start no thread.
-		if pf != nil {
-			i = pf.Next(b, i)
-		} else {
-			for i+4 <= n && !start[b[i]] && !start[b[i+1]] && !start[b[i+2]] && !start[b[i+3]] {
-				i += 4
+	s, ck, i := Idle, 0, 0 // ck: a position where the DFA was Idle
+	for i < n {
+		if s == Idle && pf != nil {
+			if i = pf.Next(b, i); i >= n {
+				break
 			}
-			for i < n && !start[b[i]] {
-				i++
-			}
+			ck = i
 		}
-		if i >= n {
-			return n, NoMatch
-		}
-		w := i
-		s := Idle
-		lim := n
-		if maxWindow < n-w {
-			lim = w + maxWindow
-		}
-		for {
-			if i >= lim {
-				if lim == n {
-					return w, Open
+		bb := b[:min(n, i+block)]
+		for i < len(bb) {
+			tp := unsafe.Pointer(unsafe.SliceData(trans))
+			for i+4 <= len(bb) {
+				if s == Idle {
+					ck = i
+					if pf != nil {
+						break
+					}
 				}
-				return w, Long
+				x := bb[i : i+4 : i+4]
+				t0 := load(tp, s, cls[x[0]])
+				if t0 >= tagMatch {
+					break
+				}
+				t1 := load(tp, t0, cls[x[1]])
+				if t1 >= tagMatch {
+					s, i = t0, i+1
+					break
+				}
+				t2 := load(tp, t1, cls[x[2]])
+				if t2 >= tagMatch {
+					s, i = t1, i+2
+					break
+				}
+				t3 := load(tp, t2, cls[x[3]])
+				if t3 >= tagMatch {
+					s, i = t2, i+3
+					break
+				}
+				s, i = t3, i+4
 			}
-			t := trans[int(s)+int(cls[b[i]])]
-			i++
-			if t-1 >= tagMatch-1 { // Idle, Unknown or match-tagged
+			if i >= len(bb) {
+				break
+			}
+			if s == Idle {
+				ck = i
+				if pf != nil && !pf.Set()[bb[i]] {
+					break // back to the IndexByte skip
+				}
+			}
+			// One careful step: the byte whose transition is tagged, or
+			// the tail of the block.
+			t := trans[int(s)+int(cls[bb[i]])]
+			if t >= tagMatch {
 				if t == Unknown {
 					var ok bool
-					if t, ok = c.next(s, b[i-1]); !ok {
-						return w, GaveUp
+					if t, ok = c.next(s, bb[i]); !ok {
+						return ck, GaveUp
 					}
 					trans = c.trans
 				}
-				if t == Idle {
-					break // window closed: all threads died without a match
-				}
 				if t&tagMatch != 0 {
-					return w, Matched
+					c.matchAt = i + 1
+					return c.windowStart(b, ck, i), Matched
 				}
 			}
 			s = t
+			i++
+		}
+		if s != Idle && i-ck > maxWindow {
+			w := c.windowStart(b, ck, i)
+			if i-w > maxWindow {
+				return w, Long
+			}
+			ck = w
 		}
 	}
+	if s != Idle {
+		return c.windowStart(b, ck, n), Open
+	}
+	return n, NoMatch
+}
+
+// load returns the transition of untagged state s on class cl from the
+// table at tp. PERF: unchecked (unsafe) because the table always has a full
+// row for every state an untagged ID names — the invariant of insert — and
+// the bounds check cost ~20% of the scan loop (callgrind, BenchmarkRewrite).
+func load(tp unsafe.Pointer, s StateID, cl uint8) StateID {
+	return *(*StateID)(unsafe.Add(tp, (uintptr(s)+uintptr(cl))*4))
+}
+
+// windowStart returns where the window that is open at b[end] began: the
+// position after the last Idle state at or after ck (where the DFA was
+// Idle), found by re-running the (cached) transitions. If the cache cannot
+// answer without building states, ck itself is returned: it is an earlier
+// position from which no match has been excluded yet, so still correct.
+func (c *Cache) windowStart(b []byte, ck, end int) int {
+	cls := &c.d.classes.m
+	s, w := Idle, ck
+	for i := ck; i < end; i++ {
+		if s == Idle {
+			w = i
+		}
+		t := c.trans[int(s)+int(cls[b[i]])]
+		if t == Unknown || t&tagMatch != 0 {
+			return ck
+		}
+		s = t
+	}
+	if s == Idle {
+		return end
+	}
+	return w
 }
