@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"fmt"
+	"io"
 	"net/http"
 	"sort"
 	"strconv"
@@ -43,6 +44,8 @@ const MaxBigSize = 4 << 30
 //	/cached         HTML with a strong ETag and Last-Modified (304 on revalidation)
 //	/gzip           HTML sent with content-encoding: gzip
 //	/slow?ms=D&n=K  K HTML pieces, D ms apart
+//	/comment?size=N HTML with an N-byte comment between two matches,
+//	                streamed in 4 KiB flushes (for the hold-back cap)
 //	/empty          200 text/html with an empty body
 //	/status/{code}  that status, text/html content type, no body
 func Handler() http.Handler {
@@ -55,6 +58,7 @@ func Handler() http.Handler {
 	mux.HandleFunc("GET /cached", cached)
 	mux.HandleFunc("GET /gzip", gzipped)
 	mux.HandleFunc("GET /slow", slow)
+	mux.HandleFunc("GET /comment", comment)
 	mux.HandleFunc("GET /empty", empty)
 	mux.HandleFunc("GET /status/{code}", status)
 	return mux
@@ -220,6 +224,31 @@ func slow(w http.ResponseWriter, r *http.Request) {
 		}
 		fmt.Fprintf(w, "<p>%d: %s</p>\n", i, OriginHost)
 		rc.Flush()
+	}
+}
+
+// CommentPage is the body of /comment?size=n: a match, an HTML comment with
+// n filler bytes, another match.
+func CommentPage(n int) string {
+	return "<p>" + OriginHost + "</p>\n<!-- " + strings.Repeat("x", n) + " -->\n<p>" + OriginHost + "</p>\n"
+}
+
+func comment(w http.ResponseWriter, r *http.Request) {
+	n, err := strconv.Atoi(r.URL.Query().Get("size"))
+	if err != nil || n < 0 || n > 64<<20 {
+		http.Error(w, "size: want 0..64 MiB", http.StatusBadRequest)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	rc := http.NewResponseController(w)
+	page := CommentPage(n)
+	for len(page) > 0 {
+		k := min(len(page), 4<<10)
+		if _, err := io.WriteString(w, page[:k]); err != nil {
+			return
+		}
+		rc.Flush()
+		page = page[k:]
 	}
 }
 

@@ -54,6 +54,8 @@ func TestRoutes(t *testing.T) {
 		{method: "GET", path: "/cached", hdr: http.Header{"If-None-Match": {CachedETag}}, status: 304, emptyBody: true},
 		{method: "GET", path: "/cached", hdr: http.Header{"If-Modified-Since": {Modified.Format(http.TimeFormat)}}, status: 304, emptyBody: true},
 		{method: "GET", path: "/slow?ms=1&n=3", status: 200, ctype: "text/html", contains: []string{"<p>2: " + OriginHost}},
+		{method: "GET", path: "/comment?size=10000", status: 200, ctype: "text/html", contains: []string{CommentPage(10000)}},
+		{method: "GET", path: "/comment?size=x", status: 400},
 		{method: "GET", path: "/empty", status: 200, ctype: "text/html", emptyBody: true},
 		{method: "GET", path: "/status/204", status: 204, emptyBody: true},
 		{method: "GET", path: "/status/304", status: 304, emptyBody: true},
