@@ -235,8 +235,8 @@ func httpGetBody(url string) ([]byte, error) {
 	return b, nil
 }
 
-// client is an HTTP client that never asks for compression on its own and
-// never reuses a connection across tests.
+// newClient returns an HTTP client that never asks for compression by itself
+// (tests set Accept-Encoding explicitly); each test gets its own pool.
 func newClient() *http.Client {
 	return &http.Client{
 		Timeout:   60 * time.Second,
