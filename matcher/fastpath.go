@@ -69,6 +69,7 @@ type fastStream struct {
 	// (boundaryAfter looks 4 bytes back, toExact one more).
 	hist  [8]byte
 	nhist int
+	bt    backtracker // capture positions (fastpath_captures.go)
 }
 
 // maxFastSpanMargin keeps fast-path windows clear of the exact engine's
@@ -364,7 +365,11 @@ func (st *Stream) fastReplace(dst, chunk []byte, p, end int, r nfa.RuleID, befor
 	t := st.rs.tmpls[r]
 	var slots []int
 	if t.needGroups {
-		st.slots = st.vm.Captures(st.slots[:0], r, chunk[p:], len(text), before, false)
+		var ok bool
+		st.slots, ok = st.fast.bt.captures(st.slots[:0], st.rs.nfa, r, chunk[p:], len(text), before)
+		if !ok {
+			st.slots = st.vm.Captures(st.slots[:0], r, chunk[p:], len(text), before, false)
+		}
 		slots = st.slots
 	}
 	dst = t.expand(dst, text, slots)

@@ -1,0 +1,176 @@
+package matcher
+
+// Capture positions for the fast path (design.md §3 layer 3): a bounded
+// backtracker over one rule's NFA, anchored at the match start.
+//
+// The fast path already knows the match [p, end) and its rule; captures are
+// needed only for templates that use $N. Exploring paths in priority order
+// and stopping at the first Match reproduces the Pike VM's leftmost-first
+// choice for that start, and a visited bit per (state, position) makes the
+// search O(rule states × match length) — as Go's regexp backtracker
+// (regexp/backtrack.go). On the short matches of real rule sets it touches
+// a few states per byte, against the Pike VM capture pass's whole thread
+// list per byte. Whenever it cannot decide from the bytes at hand, or the
+// visited set would be large, the caller falls back to pikevm.VM.Captures.
+
+import (
+	"github.com/streamsub/streamsub/matcher/internal/nfa"
+)
+
+// maxBacktrackBits bounds the visited set (states × positions) of one
+// capture search; larger ones use the Pike VM.
+const maxBacktrackBits = 256 << 10
+
+// backtracker is per-stream scratch, reused across matches.
+type backtracker struct {
+	visited []uint64
+	slots   []int
+	stack   []btFrame
+}
+
+// btFrame is an exploration (state id at position pos) or, when restore
+// is set, the undoing of a capture slot write.
+type btFrame struct {
+	id      nfa.StateID
+	pos     int
+	restore bool
+	slot    int
+	old     int
+}
+
+// captures appends the capture slots of the match hay[0:end] of rule r to
+// dst (relative to hay, -1 for groups that did not participate), like
+// pikevm.VM.Captures: before is the byte before hay[0], hay extends past
+// the match as far as the fast path looked, not to the body's end. ok is
+// false when the answer needs bytes beyond hay or the search would be too
+// big.
+func (bt *backtracker) captures(dst []int, n *nfa.NFA, r nfa.RuleID, hay []byte, end, before int) ([]int, bool) {
+	info := n.Rule(r)
+	ns := 2 * (info.NumGroups + 1)
+	npos := end + 2 // positions 0..end+1 may be visited (a path may read hay[end])
+	nbits := n.Len() * npos
+	if nbits > maxBacktrackBits {
+		return dst, false
+	}
+	words := (nbits + 63) / 64
+	if cap(bt.visited) < words {
+		bt.visited = make([]uint64, words)
+	}
+	bt.visited = bt.visited[:words]
+	clear(bt.visited)
+	if cap(bt.slots) < ns {
+		bt.slots = make([]int, ns)
+	}
+	slots := bt.slots[:ns]
+	for i := range slots {
+		slots[i] = -1
+	}
+	at := func(p int) (int, bool) {
+		if p < 0 {
+			return before, true
+		}
+		if p < len(hay) {
+			return int(hay[p]), true
+		}
+		return 0, false // beyond what the fast path looked at
+	}
+	stack := append(bt.stack[:0], btFrame{id: info.Start, pos: 0})
+	defer func() { bt.stack = stack[:0] }()
+	for len(stack) > 0 {
+		f := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if f.restore {
+			slots[f.slot] = f.old
+			continue
+		}
+		id, p := f.id, f.pos
+		for {
+			if p >= npos {
+				return dst, false
+			}
+			bit := int(id)*npos + p
+			if bt.visited[bit/64]&(1<<(bit%64)) != 0 {
+				break
+			}
+			bt.visited[bit/64] |= 1 << (bit % 64)
+			st := n.State(id)
+			switch st.Kind {
+			case nfa.KindMatch:
+				if p != end {
+					return dst, false // disagrees with the fast path: let the Pike VM decide
+				}
+				return append(dst, slots...), true
+			case nfa.KindUnion:
+				for j := len(st.Alts) - 1; j > 0; j-- {
+					stack = append(stack, btFrame{id: st.Alts[j], pos: p})
+				}
+				id = st.Alts[0]
+				continue
+			case nfa.KindCapture:
+				if int(st.Slot) < ns {
+					stack = append(stack, btFrame{restore: true, slot: int(st.Slot), old: slots[st.Slot]})
+					slots[st.Slot] = p
+				}
+				id = st.Next
+				continue
+			case nfa.KindLook:
+				b, ok1 := at(p - 1)
+				if p == 0 {
+					b, ok1 = before, true
+				}
+				a, ok2 := at(p)
+				if !ok1 || !ok2 {
+					return dst, false
+				}
+				if st.Look.Holds(b, a) {
+					id = st.Next
+					continue
+				}
+			case nfa.KindRange:
+				c, ok := at(p)
+				if !ok {
+					return dst, false
+				}
+				if int(st.Lo) <= c && c <= int(st.Hi) {
+					id, p = st.Next, p+1
+					continue
+				}
+			case nfa.KindSparse:
+				c, ok := at(p)
+				if !ok {
+					return dst, false
+				}
+				next := nfa.StateID(0)
+				for _, tr := range st.Trans {
+					if c <= int(tr.Hi) {
+						if int(tr.Lo) <= c {
+							next = tr.Next
+						}
+						break
+					}
+				}
+				if next != 0 {
+					id, p = next, p+1
+					continue
+				}
+			case nfa.KindInvalid:
+				c, ok := at(p)
+				if !ok {
+					return dst, false
+				}
+				if c >= 0x80 {
+					u, ok := nfa.UnitLen(hay[p:], false)
+					if !ok {
+						return dst, false
+					}
+					if u == 1 {
+						id, p = st.Next, p+1
+						continue
+					}
+				}
+			}
+			break // Fail, or a transition that does not apply: backtrack
+		}
+	}
+	return dst, false
+}
