@@ -444,3 +444,53 @@ func BenchmarkStream(b *testing.B) {
 		out = st.Close(out)
 	}
 }
+
+// TestSmallCapsAgainstReference: with small hold-back caps and random
+// chunkings, a body that did not overflow is rewritten exactly as the
+// whole-body reference rewrites it: the cap may cause a pass-through,
+// never a different rewrite.
+func TestSmallCapsAgainstReference(t *testing.T) {
+	patterns := []Rule{
+		re("abac", "X"), re("a.+?c", "<$&>"), re(`\bb\w*`, "[$0]"), re("(a)(b)?c", "$2$1"),
+		re("x*", "-"), re(`^\s+|\s+$`, ""), re(`é|\x{FFFD}`, "?"), re("ab|abcd", "Y"),
+		{Pattern: "ca", Replace: "Z", Once: true}, re(`(?i)AB\z`, "E"),
+	}
+	alphabet := []string{"a", "b", "c", "d", "x", " ", "\n", "é", "\xff"}
+	rng := rand.New(rand.NewPCG(5, 6))
+	exactRuns, overflows := 0, 0
+	for i := 0; i < 3000; i++ {
+		var rules []Rule
+		for n := 1 + rng.IntN(3); n > 0; n-- {
+			rules = append(rules, patterns[rng.IntN(len(patterns))])
+		}
+		var body []byte
+		for n := rng.IntN(30); n > 0; n-- {
+			body = append(body, alphabet[rng.IntN(len(alphabet))]...)
+		}
+		want, err := refRewrite(rules, body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rs, err := Compile(rules, Options{MaxBufferedBytes: 1 + rng.IntN(8)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rng.IntN(2) == 0 {
+			rs.fast = nil
+		}
+		chunks := cutRandom(rng, body)
+		got, stats := rewrite(t, rs.NewStream(), chunks)
+		if stats.Overflowed {
+			overflows++
+			continue
+		}
+		exactRuns++
+		if !bytes.Equal(got, want) {
+			t.Fatalf("rules %q cap %d chunks %q (fast path %v): got %q, reference %q",
+				rulesString(rules), rs.MaxBufferedBytes(), chunks, rs.fast != nil, got, want)
+		}
+	}
+	if exactRuns == 0 || overflows == 0 {
+		t.Errorf("runs without overflow %d, with %d: want both", exactRuns, overflows)
+	}
+}
