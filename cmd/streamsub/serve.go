@@ -16,8 +16,8 @@ func init() {
 	register("serve", "run the ext_proc gRPC server (-config FILE)", runServe)
 }
 
-// runServe runs the server until SIGTERM or SIGINT; SIGHUP reloads the
-// config. Exit codes: 0 after a graceful stop, 2 for bad flags or a config
+// runServe runs the server until SIGTERM or SIGINT, then drains (see
+// server.Serve); SIGHUP reloads the config. Exit codes: 0 after a graceful stop, 2 for bad flags or a config
 // that does not load, 1 when a listener fails.
 func runServe(args []string) int {
 	st := server.DefaultSettings()
@@ -50,6 +50,11 @@ func runServe(args []string) int {
 
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
+	go func() {
+		// Once draining, a second SIGTERM or ^C kills the process at once.
+		<-ctx.Done()
+		stop()
+	}()
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
