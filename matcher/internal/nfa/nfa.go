@@ -116,6 +116,10 @@ func (n *NFA) Len() int { return len(n.states) }
 // State returns the state with the given id. The result must not be modified.
 func (n *NFA) State(id StateID) *State { return &n.states[id] }
 
+// States returns the state table, indexed by StateID, for engines that
+// walk it in their inner loops. It must not be modified.
+func (n *NFA) States() []State { return n.states }
+
 // Start returns the anchored start state of the alternation of all rules.
 func (n *NFA) Start() StateID { return n.start }
 

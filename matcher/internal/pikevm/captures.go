@@ -62,7 +62,7 @@ func (m *VM) Captures(dst []int, r nfa.RuleID, hay []byte, end int, before int, 
 	for p := 0; ; p++ {
 		if p == end {
 			for i, id := range cs.cur {
-				if m.p.nfa.State(id).Kind == nfa.KindMatch {
+				if m.p.states[id].Kind == nfa.KindMatch {
 					return append(dst, cs.curSlots[i*ns:(i+1)*ns]...)
 				}
 			}
@@ -81,7 +81,7 @@ func (m *VM) Captures(dst []int, r nfa.RuleID, hay []byte, end int, before int, 
 		cs.nextSlots = cs.nextSlots[:0]
 	step:
 		for i, id := range cs.cur {
-			st := m.p.nfa.State(id)
+			st := &m.p.states[id]
 			next := nfa.StateID(0)
 			switch st.Kind {
 			case nfa.KindMatch:
@@ -121,7 +121,7 @@ func (m *VM) capScratchFor(ns int) *capScratch {
 	n := m.p.nfa.Len()
 	edges := 1
 	for i := 0; i < n; i++ {
-		edges += len(m.p.nfa.State(nfa.StateID(i)).Alts) + 2
+		edges += len(m.p.states[i].Alts) + 2
 	}
 	m.caps = &capScratch{
 		nslots:    ns,
@@ -154,7 +154,7 @@ func (m *VM) capClosure(cs *capScratch, list *[]nfa.StateID, slots *[]int, id nf
 			if !cs.set.insert(id) {
 				break
 			}
-			st := m.p.nfa.State(id)
+			st := &m.p.states[id]
 			switch st.Kind {
 			case nfa.KindUnion:
 				for j := len(st.Alts) - 1; j > 0; j-- {

@@ -35,6 +35,9 @@
 package pikevm
 
 import (
+	"fmt"
+	"slices"
+
 	"github.com/streamsub/streamsub/matcher/internal/nfa"
 )
 
@@ -72,6 +75,7 @@ type thread struct {
 // start closures. It is immutable and safe for concurrent use.
 type Prog struct {
 	nfa        *nfa.NFA
+	states     []nfa.State // nfa.States()
 	start      nfa.StateID
 	hasInvalid bool
 	stackCap   int // closure DFS stack bound: total Union fan-out + 1
@@ -82,7 +86,7 @@ type Prog struct {
 
 // NewProg precomputes the shared part of the VMs for n.
 func NewProg(n *nfa.NFA) *Prog {
-	p := &Prog{nfa: n, start: n.Start(), hasInvalid: n.HasInvalid(), stackCap: 1}
+	p := &Prog{nfa: n, states: n.States(), start: n.Start(), hasInvalid: n.HasInvalid(), stackCap: 1}
 	for i := 0; i < n.Len(); i++ {
 		p.stackCap += len(n.State(nfa.StateID(i)).Alts) + 1
 	}
@@ -139,16 +143,26 @@ const (
 
 var clsRep = [numCls]int{Edge, '\n', 'a', ' '}
 
-func classOf(c int) int {
-	switch {
-	case c == Edge:
-		return clsEdge
-	case c == '\n':
-		return clsNL
-	case nfa.IsWordByte(c):
-		return clsWord
+// byteClass is the class of each byte value.
+var byteClass = func() (t [256]uint8) {
+	for c := range t {
+		switch {
+		case c == '\n':
+			t[c] = clsNL
+		case nfa.IsWordByte(c):
+			t[c] = clsWord
+		default:
+			t[c] = clsOther
+		}
 	}
-	return clsOther
+	return t
+}()
+
+func classOf(c int) int {
+	if c < 0 {
+		return clsEdge
+	}
+	return int(byteClass[c&0xFF])
 }
 
 // ctxOf returns the assertion context of a position from the bytes around it.
@@ -162,6 +176,12 @@ type startClosure struct {
 	states   []nfa.StateID
 	hasMatch bool
 	accept   [256 / 64]uint64
+	// byByte[c] indexes lists: the states of states that can step over
+	// byte c or are match states, in order, up to the first match state
+	// (which cuts the rest). Only these matter when the start thread
+	// steps over c.
+	byByte [256]uint16
+	lists  [][]nfa.StateID
 }
 
 func (sc *startClosure) accepts(c int) bool { return sc.accept[c>>6]&(1<<(c&63)) != 0 }
@@ -169,6 +189,45 @@ func (sc *startClosure) accepts(c int) bool { return sc.accept[c>>6]&(1<<(c&63))
 func (sc *startClosure) addRange(lo, hi byte) {
 	for c := int(lo); c <= int(hi); c++ {
 		sc.accept[c>>6] |= 1 << (c & 63)
+	}
+}
+
+// index builds byByte and lists from the closure threads.
+func (sc *startClosure) index(states []nfa.State, closure []thread) {
+	seen := map[string]uint16{}
+	var list []nfa.StateID
+	for c := 0; c < 256; c++ {
+		list = list[:0]
+		for _, t := range closure {
+			st := &states[t.id]
+			ok := false
+			switch st.Kind {
+			case nfa.KindMatch:
+				ok = true
+			case nfa.KindRange:
+				ok = int(st.Lo) <= c && c <= int(st.Hi)
+			case nfa.KindSparse:
+				for _, tr := range st.Trans {
+					ok = ok || int(tr.Lo) <= c && c <= int(tr.Hi)
+				}
+			case nfa.KindInvalid:
+				ok = c >= 0x80
+			}
+			if ok {
+				list = append(list, t.id)
+			}
+			if st.Kind == nfa.KindMatch {
+				break
+			}
+		}
+		key := fmt.Sprint(list)
+		i, found := seen[key]
+		if !found {
+			i = uint16(len(sc.lists))
+			seen[key] = i
+			sc.lists = append(sc.lists, slices.Clone(list))
+		}
+		sc.byByte[c] = i
 	}
 }
 
@@ -189,9 +248,10 @@ func (p *Prog) initStarts() {
 		m.clist = m.clist[:0]
 		m.closure(m.p.start, 0, clsRep[ctx%numCls])
 		sc := &p.starts[ctx]
+		sc.index(p.states, m.clist)
 		for _, t := range m.clist {
 			sc.states = append(sc.states, t.id)
-			st := m.p.nfa.State(t.id)
+			st := &m.p.states[t.id]
 			switch st.Kind {
 			case nfa.KindMatch:
 				sc.hasMatch = true
@@ -298,50 +358,34 @@ func (m *VM) Advance(hay []byte, base int64, eof bool, maxSpan int64) Status {
 			unit = n
 		}
 
-		// Close the waiting threads at pos, then the start thread.
+		// Close the waiting threads at pos and step them over byte c, in
+		// priority order; a match cuts every thread after it.
 		m.set.clear()
 		m.clist = m.clist[:0]
 		for _, t := range m.seeds {
 			m.closure(t.id, t.start, c)
 		}
-		if addStart {
-			for _, id := range m.p.starts[ctxOf(m.before, c)].states {
-				if m.set.insert(id) {
-					m.clist = append(m.clist, thread{id, m.pos})
-				}
-			}
-			m.nextStart = m.pos + int64(unit)
-		}
 		m.seeds = m.seeds[:0]
-
-		// Step every thread over byte c, in priority order.
-	step:
+		cut := false
 		for _, t := range m.clist {
-			st := m.p.nfa.State(t.id)
-			switch st.Kind {
-			case nfa.KindMatch:
-				// Leftmost-first: this match beats every thread after it.
-				m.matched = true
-				m.match = Match{Rule: st.Rule, Start: t.start, End: m.pos}
-				break step
-			case nfa.KindRange:
-				if int(st.Lo) <= c && c <= int(st.Hi) {
-					m.seeds = append(m.seeds, thread{st.Next, t.start})
-				}
-			case nfa.KindSparse:
-				for _, tr := range st.Trans {
-					if c <= int(tr.Hi) {
-						if int(tr.Lo) <= c {
-							m.seeds = append(m.seeds, thread{tr.Next, t.start})
-						}
+			if m.step(t.id, t.start, c, unit) {
+				cut = true
+				break
+			}
+		}
+		// Then the start thread, at the lowest priority: its closure is
+		// precomputed and stepped directly, as nothing at pos comes after
+		// it (states the waiting threads own are skipped).
+		if addStart {
+			if !cut {
+				sc := &m.p.starts[ctxOf(m.before, c)]
+				for _, id := range sc.lists[sc.byByte[c&0xFF]] {
+					if !m.set.contains(id) && m.step(id, m.pos, c, unit) {
 						break
 					}
 				}
-			case nfa.KindInvalid:
-				if c >= 0x80 && unit == 1 {
-					m.seeds = append(m.seeds, thread{st.Next, t.start})
-				}
 			}
+			m.nextStart = m.pos + int64(unit)
 		}
 
 		if c == Edge {
@@ -361,6 +405,38 @@ func (m *VM) Advance(hay []byte, base int64, eof bool, maxSpan int64) Status {
 			return Overflow
 		}
 	}
+}
+
+// step steps the thread (id, start) at pos over byte c (Edge at EOF),
+// whose unit length is unit, adding its successor to seeds. It reports
+// whether id is a match state: the match is recorded and the caller cuts
+// every lower-priority thread.
+func (m *VM) step(id nfa.StateID, start int64, c, unit int) bool {
+	st := &m.p.states[id]
+	switch st.Kind {
+	case nfa.KindMatch:
+		m.matched = true
+		m.match = Match{Rule: st.Rule, Start: start, End: m.pos}
+		return true
+	case nfa.KindRange:
+		if int(st.Lo) <= c && c <= int(st.Hi) {
+			m.seeds = append(m.seeds, thread{st.Next, start})
+		}
+	case nfa.KindSparse:
+		for _, tr := range st.Trans {
+			if c <= int(tr.Hi) {
+				if int(tr.Lo) <= c {
+					m.seeds = append(m.seeds, thread{tr.Next, start})
+				}
+				break
+			}
+		}
+	case nfa.KindInvalid:
+		if c >= 0x80 && unit == 1 {
+			m.seeds = append(m.seeds, thread{st.Next, start})
+		}
+	}
+	return false
 }
 
 // unknown is passed as the byte at a position that is not known yet.
@@ -394,7 +470,7 @@ func (m *VM) peek(after int) Status {
 		return NeedInput
 	}
 	t := m.clist[0]
-	if st := m.p.nfa.State(t.id); st.Kind == nfa.KindMatch {
+	if st := &m.p.states[t.id]; st.Kind == nfa.KindMatch {
 		m.matched = true
 		m.match = Match{Rule: st.Rule, Start: t.start, End: m.pos}
 		m.seeds = m.seeds[:0]
@@ -417,7 +493,7 @@ func (m *VM) closure(id nfa.StateID, start int64, after int) bool {
 			if !m.set.insert(id) {
 				break
 			}
-			st := m.p.nfa.State(id)
+			st := &m.p.states[id]
 			switch st.Kind {
 			case nfa.KindUnion:
 				for j := len(st.Alts) - 1; j > 0; j-- {
@@ -465,6 +541,12 @@ func newSparseSet(n int) sparseSet {
 }
 
 func (s *sparseSet) clear() { s.dense = s.dense[:0] }
+
+// contains reports whether x is in the set.
+func (s *sparseSet) contains(x nfa.StateID) bool {
+	i := s.sparse[x]
+	return int(i) < len(s.dense) && s.dense[i] == x
+}
 
 // insert adds x and reports whether it was not already in the set.
 func (s *sparseSet) insert(x nfa.StateID) bool {
