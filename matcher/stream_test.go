@@ -424,10 +424,26 @@ func checkStreamAllocs(t *testing.T, rules []Rule) {
 	}
 }
 
+// BenchmarkStream: the stream on the HTML-ish workload in 16 KiB chunks,
+// as compiled ("default": fast path where eligible) and with the exact
+// engine alone.
 func BenchmarkStream(b *testing.B) {
+	for _, exact := range []bool{false, true} {
+		name := "default"
+		if exact {
+			name = "exact"
+		}
+		b.Run(name, func(b *testing.B) { benchStream(b, exact) })
+	}
+}
+
+func benchStream(b *testing.B, exact bool) {
 	rs, err := Compile(benchRules, Options{})
 	if err != nil {
 		b.Fatal(err)
+	}
+	if exact {
+		rs.fast = nil
 	}
 	body := benchBody(256 << 10)
 	chunks := cutEvery(body, 16<<10)
@@ -493,4 +509,28 @@ func TestSmallCapsAgainstReference(t *testing.T) {
 	if exactRuns == 0 || overflows == 0 {
 		t.Errorf("runs without overflow %d, with %d: want both", exactRuns, overflows)
 	}
+}
+
+func ExampleRuleSet_NewStream() {
+	rs, err := Compile([]Rule{
+		{Name: "host", Pattern: `https?://(www\.)?example\.com`, Replace: "https://clone.example.net", IgnoreCase: true},
+		{Name: "date", Pattern: `(\d{4})-(\d\d)-(\d\d)`, Replace: "$3/$2/$1"},
+		{Name: "id", Pattern: "UA-1", Literal: true, Replace: "UA-9", Once: true},
+	}, Options{})
+	if err != nil {
+		panic(err)
+	}
+	st := rs.NewStream()
+	var out []byte
+	for _, chunk := range []string{"<a href=\"HTTP://www.exam", "ple.com/\">2024-05", "-17 UA-1 UA-1</a>"} {
+		out = st.Write(out, []byte(chunk))
+		fmt.Printf("%q (holding %d)\n", out, st.Stats().Buffered)
+	}
+	out = st.Close(out)
+	fmt.Printf("%q, %d replacements\n", out, st.Stats().Replacements)
+	// Output:
+	// "<a href=\"" (holding 15)
+	// "<a href=\"https://clone.example.net/\">" (holding 7)
+	// "<a href=\"https://clone.example.net/\">17/05/2024 UA-9 UA-1</a>" (holding 0)
+	// "<a href=\"https://clone.example.net/\">17/05/2024 UA-9 UA-1</a>", 3 replacements
 }
