@@ -1,6 +1,7 @@
 package nfa
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"regexp"
 	"regexp/syntax"
@@ -282,5 +283,55 @@ func TestGroupsAndFail(t *testing.T) {
 	}
 	if n.Start() != n.Rule(0).Start {
 		t.Errorf("Start() = %d, want rule 0's start %d", n.Start(), n.Rule(0).Start)
+	}
+}
+
+// TestRandomClasses: random rune classes, with range ends near the UTF-8
+// length and continuation-byte boundaries and the surrogates, compile to
+// automata that accept exactly what Go's regexp accepts.
+func TestRandomClasses(t *testing.T) {
+	rng := rand.New(rand.NewPCG(8, 9))
+	edges := []rune{0, 0x7F, 0x80, 0x7FF, 0x800, 0xFFF, 0x1000, 0xD7FF, 0xD800, 0xDFFF, 0xE000, 0xFFFD, 0xFFFF,
+		0x10000, 0x3FFFF, 0x40000, 0x10FFFF, 0xBF, 0xC0, 0x13F, 0x140}
+	randRune := func() rune {
+		r := edges[rng.IntN(len(edges))] + rune(rng.IntN(5)) - 2
+		return max(0, min(r, utf8.MaxRune))
+	}
+	for i := 0; i < 300; i++ {
+		var b strings.Builder
+		b.WriteString("[")
+		if rng.IntN(4) == 0 {
+			b.WriteString("^")
+		}
+		for n := 1 + rng.IntN(3); n > 0; n-- {
+			lo, hi := randRune(), randRune()
+			if lo > hi {
+				lo, hi = hi, lo
+			}
+			fmt.Fprintf(&b, `\x{%X}-\x{%X}`, lo, hi)
+		}
+		b.WriteString("]")
+		cl := b.String()
+		n := mustNew(t, cl)
+		re := regexp.MustCompile(`\A(?s:` + cl + `)`)
+		for j := 0; j < 300; j++ {
+			var in []byte
+			if rng.IntN(2) == 0 {
+				in = utf8.AppendRune(nil, randRune())
+			} else {
+				in = []byte{byte(rng.IntN(256)), byte(0x80 + rng.IntN(64)), byte(0x80 + rng.IntN(64)), byte(rng.IntN(256))}
+			}
+			in = in[:1+rng.IntN(len(in))]
+			ends := anchoredEnds(n, in)[0]
+			want := -1
+			if loc := re.FindIndex(in); loc != nil {
+				want = loc[1]
+			}
+			for k, ok := range ends {
+				if ok != (k == want) {
+					t.Fatalf("class %s on %q: accepts %d = %v, Go regexp match end %d", cl, in, k, ok, want)
+				}
+			}
+		}
 	}
 }
