@@ -308,6 +308,13 @@ func TestRandomClasses(t *testing.T) {
 			if lo > hi {
 				lo, hi = hi, lo
 			}
+			if lo == hi && 0xD800 <= lo && lo <= 0xDFFF {
+				// Go's regexp quirk: a one-rune surrogate literal becomes
+				// the prefix "\uFFFD", so \A\x{D800} matches U+FFFD on
+				// its literal-prefix path (and nowhere else). A surrogate
+				// never matches here.
+				hi++
+			}
 			fmt.Fprintf(&b, `\x{%X}-\x{%X}`, lo, hi)
 		}
 		b.WriteString("]")
