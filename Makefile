@@ -15,7 +15,7 @@ ENVOY_BIN ?= $(shell command -v envoy 2>/dev/null || echo $(VENV)/bin/envoy)
 export ENVOY_BIN
 export PATH := $(BIN):$(PATH)
 
-.PHONY: all build envoy tools demo test vet unit fuzz e2e proto bench load clean
+.PHONY: all build envoy tools wrk demo test vet unit fuzz e2e proto bench load clean
 
 all: build
 
@@ -70,7 +70,11 @@ e2e: envoy
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -count 5 ./matcher/... | tee bench.txt
 
-load: build envoy
+# wrk comes from Debian's package.
+wrk:
+	@command -v wrk >/dev/null || { apt-get update -qq && apt-get install -y -qq wrk; }
+
+load: build envoy wrk
 	bash scripts/load.sh
 
 clean:
