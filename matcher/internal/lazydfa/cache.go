@@ -199,10 +199,9 @@ func (c *Cache) next(s StateID, b byte) (StateID, bool) {
 // The hot loop treats Idle as an ordinary state, so that windows opening
 // and closing every few bytes (word-shaped rules over text) cost nothing,
 // and is unrolled four times: only a tagged transition (match or not yet
-// computed) leaves it. It notes where it was Idle once per four bytes; the
-// exact window start is recomputed from there when a window matters
-// (windowStart). When a single byte can start a match, Idle skips ahead
-// with bytes.IndexByte (the prefilter).
+// computed) leaves it. The window start is tracked with conditional moves.
+// When a single byte can start a match, Idle skips ahead with
+// bytes.IndexByte (the prefilter).
 func (c *Cache) Scan(b []byte, maxWindow int) (int, Status) {
 	if c.gaveUp {
 		return 0, GaveUp
@@ -212,20 +211,20 @@ func (c *Cache) Scan(b []byte, maxWindow int) (int, Status) {
 	pf := c.d.pf
 	block := max(maxWindow/2, 4)
 	n := len(b)
-	s, ck, i := Idle, 0, 0 // ck: a position where the DFA was Idle
+	s, w, i := Idle, 0, 0 // w: where the current window opened (the byte after the last Idle state)
 	for i < n {
 		if s == Idle && pf != nil {
 			if i = pf.Next(b, i); i >= n {
 				break
 			}
-			ck = i
+			w = i
 		}
 		bb := b[:min(n, i+block)]
 		for i < len(bb) {
 			tp := unsafe.Pointer(unsafe.SliceData(trans))
 			for i+4 <= len(bb) {
 				if s == Idle {
-					ck = i
+					w = i
 					if pf != nil {
 						break
 					}
@@ -235,16 +234,19 @@ func (c *Cache) Scan(b []byte, maxWindow int) (int, Status) {
 				if t0 >= tagMatch {
 					break
 				}
+				w = sel(t0 == Idle, i+1, w)
 				t1 := load(tp, t0, cls[x[1]])
 				if t1 >= tagMatch {
 					s, i = t0, i+1
 					break
 				}
+				w = sel(t1 == Idle, i+2, w)
 				t2 := load(tp, t1, cls[x[2]])
 				if t2 >= tagMatch {
 					s, i = t1, i+2
 					break
 				}
+				w = sel(t2 == Idle, i+3, w)
 				t3 := load(tp, t2, cls[x[3]])
 				if t3 >= tagMatch {
 					s, i = t2, i+3
@@ -256,7 +258,7 @@ func (c *Cache) Scan(b []byte, maxWindow int) (int, Status) {
 				break
 			}
 			if s == Idle {
-				ck = i
+				w = i
 				if pf != nil && !pf.Set()[bb[i]] {
 					break // back to the IndexByte skip
 				}
@@ -268,30 +270,36 @@ func (c *Cache) Scan(b []byte, maxWindow int) (int, Status) {
 				if t == Unknown {
 					var ok bool
 					if t, ok = c.next(s, bb[i]); !ok {
-						return ck, GaveUp
+						return w, GaveUp
 					}
 					trans = c.trans
 				}
 				if t&tagMatch != 0 {
 					c.matchAt = i + 1
-					return c.windowStart(b, ck, i), Matched
+					return w, Matched
 				}
 			}
 			s = t
 			i++
 		}
-		if s != Idle && i-ck > maxWindow {
-			w := c.windowStart(b, ck, i)
-			if i-w > maxWindow {
-				return w, Long
-			}
-			ck = w
+		if s != Idle && i-w > maxWindow {
+			return w, Long
 		}
 	}
 	if s != Idle {
-		return c.windowStart(b, ck, n), Open
+		return w, Open
 	}
 	return n, NoMatch
+}
+
+// sel returns a if c, else b; written so that the compiler emits a
+// conditional move (window starts change at every word edge: a branch there
+// mispredicts).
+func sel(c bool, a, b int) int {
+	if c {
+		return a
+	}
+	return b
 }
 
 // load returns the transition of untagged state s on class cl from the
@@ -302,26 +310,3 @@ func load(tp unsafe.Pointer, s StateID, cl uint8) StateID {
 	return *(*StateID)(unsafe.Add(tp, (uintptr(s)+uintptr(cl))*4))
 }
 
-// windowStart returns where the window that is open at b[end] began: the
-// position after the last Idle state at or after ck (where the DFA was
-// Idle), found by re-running the (cached) transitions. If the cache cannot
-// answer without building states, ck itself is returned: it is an earlier
-// position from which no match has been excluded yet, so still correct.
-func (c *Cache) windowStart(b []byte, ck, end int) int {
-	cls := &c.d.classes.m
-	s, w := Idle, ck
-	for i := ck; i < end; i++ {
-		if s == Idle {
-			w = i
-		}
-		t := c.trans[int(s)+int(cls[b[i]])]
-		if t == Unknown || t&tagMatch != 0 {
-			return ck
-		}
-		s = t
-	}
-	if s == Idle {
-		return end
-	}
-	return w
-}
