@@ -309,4 +309,3 @@ func sel(c bool, a, b int) int {
 func load(tp unsafe.Pointer, s StateID, cl uint8) StateID {
 	return *(*StateID)(unsafe.Add(tp, (uintptr(s)+uintptr(cl))*4))
 }
-
