@@ -36,9 +36,10 @@ func BenchmarkRewrite(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		b.Run(w.Name+"/stream16k", func(b *testing.B) { benchStream(b, rs, page, benchChunk) })
-		b.Run(w.Name+"/whole", func(b *testing.B) { benchStream(b, rs, page, len(page)) })
-		b.Run(w.Name+"/goregexp", func(b *testing.B) {
+		// Names are key=value so that benchstat can pivot: -col /engine.
+		b.Run("work="+w.Name+"/engine=stream16k", func(b *testing.B) { benchStream(b, rs, page, benchChunk) })
+		b.Run("work="+w.Name+"/engine=whole", func(b *testing.B) { benchStream(b, rs, page, len(page)) })
+		b.Run("work="+w.Name+"/engine=goregexp", func(b *testing.B) {
 			rw, err := goregexp.Compile(rules)
 			if err != nil {
 				b.Fatal(err)
