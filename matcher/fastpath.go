@@ -49,8 +49,9 @@ import (
 type fastPath struct {
 	dfa     *lazydfa.DFA
 	anch    *lazydfa.Anchored
-	maxSpan int       // longest window / match the fast path decides itself
-	caches  sync.Pool // *fastCaches: warm caches shared over time by streams
+	maxSpan int         // longest window / match the fast path decides itself
+	spans   []stateSpan // per rule: the states the capture backtracker may visit
+	caches  sync.Pool   // *fastCaches: warm caches shared over time by streams
 }
 
 // fastCaches are the per-stream lazy DFA caches, pooled per rule set so
@@ -87,7 +88,7 @@ func newFastPath(n *nfa.NFA, maxSpan int, cfg lazydfa.Config) *fastPath {
 	if d.CanMatchEmpty() || maxSpan <= 2*maxFastSpanMargin {
 		return nil
 	}
-	return &fastPath{dfa: d, anch: lazydfa.NewAnchored(n, cfg), maxSpan: maxSpan - maxFastSpanMargin}
+	return &fastPath{dfa: d, anch: lazydfa.NewAnchored(n, cfg), maxSpan: maxSpan - maxFastSpanMargin, spans: ruleSpans(n)}
 }
 
 func (fp *fastPath) getCaches() *fastCaches {
@@ -366,7 +367,7 @@ func (st *Stream) fastReplace(dst, chunk []byte, p, end int, r nfa.RuleID, befor
 	var slots []int
 	if t.needGroups {
 		var ok bool
-		st.slots, ok = st.fast.bt.captures(st.slots[:0], st.rs.nfa, r, chunk[p:], len(text), before)
+		st.slots, ok = st.fast.bt.captures(st.slots[:0], st.rs.nfa, st.fast.fp.spans[r], r, chunk[p:], len(text), before)
 		if !ok {
 			st.slots = st.vm.Captures(st.slots[:0], r, chunk[p:], len(text), before, false)
 		}

@@ -21,6 +21,45 @@ import (
 // capture search; larger ones use the Pike VM.
 const maxBacktrackBits = 256 << 10
 
+// stateSpan is the range of StateIDs reachable from one rule's start: the
+// rows of the backtracker's visited set.
+type stateSpan struct{ lo, hi nfa.StateID }
+
+// ruleSpans returns the state span of every rule of n.
+func ruleSpans(n *nfa.NFA) []stateSpan {
+	spans := make([]stateSpan, n.NumRules())
+	seen := make([]bool, n.Len())
+	for r := range spans {
+		start := n.Rule(nfa.RuleID(r)).Start
+		sp := stateSpan{start, start}
+		clear(seen)
+		stack := []nfa.StateID{start}
+		for len(stack) > 0 {
+			id := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			if seen[id] {
+				continue
+			}
+			seen[id] = true
+			sp.lo, sp.hi = min(sp.lo, id), max(sp.hi, id)
+			st := n.State(id)
+			switch st.Kind {
+			case nfa.KindUnion:
+				stack = append(stack, st.Alts...)
+			case nfa.KindSparse:
+				for _, t := range st.Trans {
+					stack = append(stack, t.Next)
+				}
+			case nfa.KindMatch, nfa.KindFail:
+			default:
+				stack = append(stack, st.Next)
+			}
+		}
+		spans[r] = sp
+	}
+	return spans
+}
+
 // backtracker is per-stream scratch, reused across matches.
 type backtracker struct {
 	visited []uint64
@@ -44,11 +83,11 @@ type btFrame struct {
 // the match as far as the fast path looked, not to the body's end. ok is
 // false when the answer needs bytes beyond hay or the search would be too
 // big.
-func (bt *backtracker) captures(dst []int, n *nfa.NFA, r nfa.RuleID, hay []byte, end, before int) ([]int, bool) {
+func (bt *backtracker) captures(dst []int, n *nfa.NFA, span stateSpan, r nfa.RuleID, hay []byte, end, before int) ([]int, bool) {
 	info := n.Rule(r)
 	ns := 2 * (info.NumGroups + 1)
 	npos := end + 2 // positions 0..end+1 may be visited (a path may read hay[end])
-	nbits := n.Len() * npos
+	nbits := int(span.hi-span.lo+1) * npos
 	if nbits > maxBacktrackBits {
 		return dst, false
 	}
@@ -88,7 +127,7 @@ func (bt *backtracker) captures(dst []int, n *nfa.NFA, r nfa.RuleID, hay []byte,
 			if p >= npos {
 				return dst, false
 			}
-			bit := int(id)*npos + p
+			bit := int(id-span.lo)*npos + p
 			if bt.visited[bit/64]&(1<<(bit%64)) != 0 {
 				break
 			}
