@@ -113,6 +113,15 @@ func TestHeaderSetContains(t *testing.T) {
 			in:       []string{"", "anything", "\xff"},
 		},
 		{
+			// The bigram filter must let through every second byte after a
+			// one-byte prefix, including bytes no key has.
+			name:     "one-byte prefix and one-byte name",
+			names:    []string{"b", "cd"},
+			prefixes: []string{"a"},
+			in:       []string{"a", "A", "a\xff", "A\x00x", "b", "B", "cD"},
+			out:      []string{"", "b\xff", "ba", "c", "ca", "\xffa"},
+		},
+		{
 			name:  "empty name alone",
 			names: []string{"", "ab"},
 			in:    []string{"", "ab"},
@@ -139,9 +148,9 @@ func TestHeaderSetContains(t *testing.T) {
 			out:   []string{"a{", "a\x60\x00", "A{"},
 		},
 		{
-			// Tails of 7, 8, 9 and 17 bytes exercise the word-wise compare,
+			// Labels of 7, 8, 9 and 17 bytes exercise the word-wise compare,
 			// with case pairs of non-letters (@ `, [ {) in every lane.
-			name:  "long tails with non-letter case pairs",
+			name:  "long labels with non-letter case pairs",
 			names: []string{"0@[a@[b@", "1@[a@[b@[", "2@[a@[b@[c", "3@[a@[b@[c@[d@[e@["},
 			in:    []string{"0@[A@[B@", "1@[a@[B@[", "2@[A@[b@[C", "3@[A@[B@[C@[D@[E@["},
 			out: []string{"0`{a@[b@", "0@[a@[b`", "1@[a@[b@{", "1`[a@[b@[", "2@[a@[b@[C\x00", "2@[a@[b@[",
@@ -196,8 +205,8 @@ func TestHeaderSetNil(t *testing.T) {
 	}
 }
 
-// TestHeaderSetLayout checks the node array against a dump, so collapsing
-// and prefix pruning are tested, not just their results.
+// TestHeaderSetLayout checks the node array against a dump, so path
+// compression and prefix pruning are tested, not just their results.
 func TestHeaderSetLayout(t *testing.T) {
 	tests := []struct {
 		names, prefixes []string
@@ -206,8 +215,12 @@ func TestHeaderSetLayout(t *testing.T) {
 		{nil, nil, "0:none"},
 		{[]string{"Abc"}, nil, `0:exact"abc"`},
 		{nil, []string{"x-"}, `0:prefix"x-"`},
-		{[]string{"abc", "abd"}, nil, `0:none{a→1} 1:none{b→2} 2:none{c→3 d→4} 3:exact 4:exact`},
-		{[]string{"ab", "abcdef", "xyz"}, nil, `0:none{a→1 x→2} 1:none{b→3} 2:exact"yz" 3:exact{c→4} 4:exact"def"`},
+		{[]string{"abc", "abd"}, nil, `0:none"ab"{c→1 d→2} 1:exact 2:exact`},
+		{[]string{"ab", "abcdef", "xyz"}, nil, `0:none{a→1 x→2} 1:exact"b"{c→3} 2:exact"yz" 3:exact"def"`},
+		{
+			[]string{"X-Internal-Route", "x-internal-trace", "x-debug"}, nil,
+			`0:none"x-"{d→1 i→2} 1:exact"ebug" 2:none"nternal-"{r→3 t→4} 3:exact"oute" 4:exact"race"`,
+		},
 		// Prefix "x-" prunes everything below it.
 		{[]string{"x-a", "x-b", "y"}, []string{"x-", "x-internal-"}, `0:none{x→1 y→2} 1:prefix"-" 2:exact`},
 	}
@@ -220,7 +233,7 @@ func TestHeaderSetLayout(t *testing.T) {
 	}
 }
 
-// dump renders the node array: index:kind"tail"{byte→child ...}.
+// dump renders the node array: index:kind"label"{byte→child ...}.
 func (hs *HeaderSet) dump() string {
 	if hs.wide != nil {
 		return fmt.Sprintf("wide%v", hs.wide)
@@ -238,8 +251,8 @@ func (hs *HeaderSet) dump() string {
 			sb.WriteByte(' ')
 		}
 		fmt.Fprintf(&sb, "%d:%s", i, [...]string{"none", "exact", "prefix"}[nd.kind])
-		if nd.mask == 0 && nd.tlen > 0 {
-			fmt.Fprintf(&sb, "%q", hs.tails[nd.next:nd.next+uint32(nd.tlen)])
+		if nd.llen > 0 {
+			fmt.Fprintf(&sb, "%q", hs.labels[nd.loff:nd.loff+uint32(nd.llen)])
 		}
 		if nd.mask != 0 {
 			sb.WriteByte('{')
@@ -248,7 +261,7 @@ func (hs *HeaderSet) dump() string {
 					if c > 0 {
 						sb.WriteByte(' ')
 					}
-					fmt.Fprintf(&sb, "%c→%d", byBit[1<<j], int(nd.next)+c)
+					fmt.Fprintf(&sb, "%c→%d", byBit[1<<j], int(nd.first)+c)
 					c++
 				}
 			}
@@ -294,9 +307,9 @@ func TestHeaderSetAlphabetLimit(t *testing.T) {
 	}
 }
 
-// TestHeaderSetLongKey checks keys longer than one leaf's tail can hold.
+// TestHeaderSetLongKey checks keys longer than one label can hold.
 func TestHeaderSetLongKey(t *testing.T) {
-	long := strings.Repeat("ab", maxTail)
+	long := strings.Repeat("ab", maxLabel)
 	hs := NewHeaderSet([]string{long, "x"}, []string{"p" + long})
 	for _, tt := range []struct {
 		name string
