@@ -120,6 +120,7 @@ func (st *Stream) Close(dst []byte) []byte {
 	}
 	dst = st.flush(dst)
 	st.closed = true
+	st.vm.Release()
 	st.fastRelease()
 	return dst
 }

@@ -41,6 +41,7 @@ type capFrame struct {
 // to dst, relative to hay: slot 2g and 2g+1 bound group g, -1 when the
 // group did not participate.
 func (m *VM) Captures(dst []int, r nfa.RuleID, hay []byte, end int, before int, atEOF bool) []int {
+	m.acquire()
 	info := m.p.nfa.Rule(r)
 	ns := 2 * (info.NumGroups + 1)
 	cs := m.capScratchFor(ns)

@@ -37,6 +37,7 @@ package pikevm
 import (
 	"fmt"
 	"slices"
+	"sync"
 
 	"github.com/streamsub/streamsub/matcher/internal/nfa"
 )
@@ -78,7 +79,8 @@ type Prog struct {
 	states     []nfa.State // nfa.States()
 	start      nfa.StateID
 	hasInvalid bool
-	stackCap   int // closure DFS stack bound: total Union fan-out + 1
+	stackCap   int       // closure DFS stack bound: total Union fan-out + 1
+	pool       sync.Pool // *scratch of released VMs (large NFAs only)
 	// starts is the closure of the start state for each assertion context
 	// (see ctxOf).
 	starts [numCtx]startClosure
@@ -94,16 +96,70 @@ func NewProg(n *nfa.NFA) *Prog {
 	return p
 }
 
-// NewVM returns a VM for p with all search scratch preallocated.
-func (p *Prog) NewVM() *VM {
-	n := p.nfa
-	return &VM{
-		p:     p,
-		seeds: make([]thread, 0, n.Len()),
-		set:   newSparseSet(n.Len()),
-		clist: make([]thread, 0, n.Len()),
+// poolMinStates is the NFA size (states) from which VMs share their
+// scratch (about 50 bytes per state) through Prog's pool instead of owning
+// it: a stream of a large rule set then costs memory only while its VM
+// runs (see VM.Release).
+const poolMinStates = 512
+
+// scratch is a VM's search scratch, sized to the NFA.
+type scratch struct {
+	seeds, clist []thread
+	set          sparseSet
+	stack        []nfa.StateID
+	caps         *capScratch
+}
+
+func (p *Prog) newScratch() *scratch {
+	n := p.nfa.Len()
+	return &scratch{
+		seeds: make([]thread, 0, n),
+		clist: make([]thread, 0, n),
+		set:   newSparseSet(n),
 		stack: make([]nfa.StateID, 0, p.stackCap),
 	}
+}
+
+// NewVM returns a VM for p. Its scratch is preallocated, or, for an NFA of
+// poolMinStates or more, taken from p's pool when the VM first runs.
+func (p *Prog) NewVM() *VM {
+	m := &VM{p: p}
+	if p.nfa.Len() < poolMinStates {
+		m.load(p.newScratch())
+	}
+	return m
+}
+
+// load makes s the VM's scratch.
+func (m *VM) load(s *scratch) {
+	m.scr = s
+	m.seeds, m.clist, m.set, m.stack, m.caps = s.seeds[:0], s.clist[:0], s.set, s.stack[:0], s.caps
+}
+
+// acquire gives the VM scratch if it has none.
+func (m *VM) acquire() {
+	if m.scr != nil {
+		return
+	}
+	s, _ := m.p.pool.Get().(*scratch)
+	if s == nil {
+		s = m.p.newScratch()
+	}
+	m.load(s)
+}
+
+// Release returns a pooled VM's scratch to its Prog (a no-op for small
+// NFAs). The search state is lost: call Restart before Advance.
+func (m *VM) Release() {
+	if m.scr == nil || m.p.nfa.Len() < poolMinStates {
+		return
+	}
+	s := m.scr
+	s.seeds, s.clist, s.set, s.stack, s.caps = m.seeds[:0], m.clist[:0], m.set, m.stack[:0], m.caps
+	m.scr = nil
+	m.seeds, m.clist, m.set, m.stack, m.caps = nil, nil, sparseSet{}, nil, nil
+	m.matched = false
+	m.p.pool.Put(s)
 }
 
 // New returns a VM for n with its own Prog (NewProg(n).NewVM()).
@@ -123,12 +179,13 @@ type VM struct {
 	match     Match
 	done      bool // EOF processed
 
-	// Scratch, sized to the NFA by NewVM.
+	// Scratch, sized to the NFA (scr holds it while the VM owns it; the
+	// fields below are its working copies).
+	scr   *scratch
 	set   sparseSet     // states visited by the closure at the current position
 	clist []thread      // closed threads at the current position, priority order
 	stack []nfa.StateID // closure DFS stack
-
-	caps *capScratch // allocated on the first Captures call
+	caps  *capScratch   // allocated on the first Captures call
 }
 
 // Assertions see a neighbouring byte only as one of four classes.
@@ -318,6 +375,7 @@ func (m *VM) Advance(hay []byte, base int64, eof bool, maxSpan int64) Status {
 	if m.done {
 		return Done
 	}
+	m.acquire()
 	for {
 		i := int(m.pos - base)
 		c := Edge

@@ -269,3 +269,44 @@ func BenchmarkSearch(b *testing.B) {
 		}
 	}
 }
+
+// TestPooledScratch: VMs of a large NFA borrow their scratch from the
+// Prog's pool; a released VM restarts and searches exactly as before.
+func TestPooledScratch(t *testing.T) {
+	var pats []string
+	for i := 0; i < 150; i++ {
+		pats = append(pats, fmt.Sprintf("w%dx", i))
+	}
+	pats = append(pats, `(\d+)-(\d+)`)
+	n := compile(t, pats...)
+	if n.Len() < poolMinStates {
+		t.Fatalf("NFA has %d states, want at least %d for this test", n.Len(), poolMinStates)
+	}
+	p := NewProg(n)
+	body := []byte("a w12x b 10-20 w149x w150x")
+	re := regexp.MustCompile("(?sm)" + strings.Join(pats, "|"))
+	want := re.FindAllIndex(body, -1)
+	vm := p.NewVM()
+	for round := 0; round < 3; round++ {
+		var got [][]int
+		vm.Restart(0, Edge, 0)
+		for vm.Advance(body, 0, true, 1<<40) == Found {
+			m := vm.Match()
+			got = append(got, []int{int(m.Start), int(m.End)})
+			if int(m.Rule) == len(pats)-1 {
+				slots := vm.Captures(nil, m.Rule, body[m.Start:], int(m.End-m.Start), int(body[m.Start-1]), true)
+				if g := string(body[m.Start:][slots[4]:slots[5]]); g != "20" {
+					t.Errorf("round %d: group 2 = %q, want 20", round, g)
+				}
+			}
+			vm.Restart(m.End, int(body[m.End-1]), m.End)
+		}
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("round %d: matches %v, Go regexp %v", round, got, want)
+		}
+		vm.Release()
+		if vm.scr != nil {
+			t.Fatalf("round %d: Release kept the scratch", round)
+		}
+	}
+}
