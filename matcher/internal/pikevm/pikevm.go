@@ -35,7 +35,7 @@
 package pikevm
 
 import (
-	"fmt"
+	"encoding/binary"
 	"slices"
 	"sync"
 
@@ -252,9 +252,12 @@ func (sc *startClosure) addRange(lo, hi byte) {
 // index builds byByte and lists from the closure threads.
 func (sc *startClosure) index(states []nfa.State, closure []thread) {
 	seen := map[string]uint16{}
+	total := 0
 	var list []nfa.StateID
+	var key []byte
 	for c := 0; c < 256; c++ {
 		list = list[:0]
+		key = key[:0]
 		for _, t := range closure {
 			st := &states[t.id]
 			ok := false
@@ -272,21 +275,38 @@ func (sc *startClosure) index(states []nfa.State, closure []thread) {
 			}
 			if ok {
 				list = append(list, t.id)
+				key = binary.LittleEndian.AppendUint32(key, uint32(t.id))
 			}
 			if st.Kind == nfa.KindMatch {
 				break
 			}
 		}
-		key := fmt.Sprint(list)
-		i, found := seen[key]
+		i, found := seen[string(key)]
 		if !found {
 			i = uint16(len(sc.lists))
-			seen[key] = i
+			seen[string(key)] = i
 			sc.lists = append(sc.lists, slices.Clone(list))
+			total += len(list)
 		}
 		sc.byByte[c] = i
 	}
+	if total > maxStartIndex {
+		// Too big to index per byte: one list, filtered while stepping.
+		list = list[:0]
+		for _, t := range closure {
+			list = append(list, t.id)
+			if states[t.id].Kind == nfa.KindMatch {
+				break
+			}
+		}
+		sc.lists = [][]nfa.StateID{slices.Clone(list)}
+		sc.byByte = [256]uint16{}
+	}
 }
+
+// maxStartIndex bounds the state IDs (4 bytes each) that one start
+// closure's per-byte lists may hold in total. A variable for tests.
+var maxStartIndex = 1 << 16
 
 // initStarts precomputes the start closures. Adding the precomputed list
 // (less the states already present) after the waiting threads' closure

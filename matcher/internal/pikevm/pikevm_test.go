@@ -101,11 +101,22 @@ func genText(rng *rand.Rand) []byte {
 // captures against Go's regexp, for random patterns and bodies fed whole
 // and one byte at a time.
 func TestAgainstGoRegexp(t *testing.T) {
-	rng := rand.New(rand.NewPCG(7, 11))
 	iters := 3000
 	if testing.Short() {
 		iters = 300
 	}
+	checkAgainstGoRegexp(t, rand.New(rand.NewPCG(7, 11)), iters)
+}
+
+// TestUnindexedStarts: the same with start closures too big to index by
+// byte (forced).
+func TestUnindexedStarts(t *testing.T) {
+	defer func(old int) { maxStartIndex = old }(maxStartIndex)
+	maxStartIndex = 0
+	checkAgainstGoRegexp(t, rand.New(rand.NewPCG(17, 11)), 300)
+}
+
+func checkAgainstGoRegexp(t *testing.T, rng *rand.Rand, iters int) {
 	for i := 0; i < iters; i++ {
 		nrules := 1 + rng.IntN(3)
 		var pats []string
