@@ -198,3 +198,35 @@ func ExampleStream_fastPath() {
 	fmt.Println(string(out))
 	// Output: mail jane@clone.example.net or bob@clone.example.net.
 }
+
+// TestFastPathConcurrentStreams runs streams of one RuleSet on several
+// goroutines at once (the pooled lazy DFA caches move between them); run
+// with -race. Every stream must give the exact engine's output.
+func TestFastPathConcurrentStreams(t *testing.T) {
+	rules := htmlRules(htmlgen.Clone())
+	_, sets := fastVariants(t, rules, Options{})
+	page := htmlgen.Page(11, 48<<10)
+	want, _ := streamRewrite(sets[0], [][]byte{page})
+	done := make(chan string)
+	for g := range 4 {
+		go func() {
+			msg := ""
+			for it := range 8 {
+				n := 1000 + 997*(g+it)
+				var chunks [][]byte
+				for b := page; len(b) > 0; b = b[min(n, len(b)):] {
+					chunks = append(chunks, b[:min(n, len(b))])
+				}
+				if got, _ := streamRewrite(sets[1], chunks); !bytes.Equal(got, want) {
+					msg = fmt.Sprintf("goroutine %d iteration %d: output differs", g, it)
+				}
+			}
+			done <- msg
+		}()
+	}
+	for range 4 {
+		if msg := <-done; msg != "" {
+			t.Error(msg)
+		}
+	}
+}
