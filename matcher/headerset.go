@@ -15,16 +15,23 @@ package matcher
 // label is the rest of the key. A prefix key ends in a prefix-terminal node
 // whose subtree is dropped: everything below it matches.
 //
-// In front of the walk sits a bigram filter: one bit for each pair of
-// first two bytes (65,536 bits, 8 KiB) that some key allows. Random and
-// real non-internal names fail it at once (3.5 % of random [a-z0-9-]
-// tokens pass for trie-hard's keys), which is cheaper than even a root
-// mask check because the branch is predictable and Contains inlines it,
-// so most lookups make no call at all. The trie's own root mask lets 43 %
-// of those tokens through and mispredicts where the walk stops.
+// A lookup goes through up to three stages, each chosen by measurement
+// (BENCHMARKS.md, "Header set"):
 //
-// A lookup then visits one node per branching point, so its cost is
-// O(len(name)) with a tiny constant and no hashing. It never allocates.
+//  1. A bigram filter: one bit for each pair of first two bytes (65,536
+//     bits, 8 KiB) that some key allows. Most names that are not in the set
+//     fail it at once: 3.5 % of trie-hard's random [a-z0-9-] probes pass,
+//     where the trie's root mask lets 43 % through and then mispredicts
+//     where the walk stops. Its branch is predictable and it costs no walk.
+//  2. For a set without prefixes, an exact-name hash index (length and the
+//     first and last two bytes, case folded; linear probing; one word-wise
+//     compare) answers the names of two or more bytes. When most lookups
+//     hit, a trie walk mispredicts at every branching node and loses to Go's
+//     map; the index does not.
+//  3. Otherwise the trie walk, which visits one node per branching point:
+//     O(len(name)) with a tiny constant and no hashing.
+//
+// Nothing allocates.
 
 import "math/bits"
 
@@ -79,6 +86,21 @@ type HeaderSet struct {
 	// to 51); the root is then a lone kindWide node and lookups scan the
 	// keys.
 	wide []wideKey
+
+	// exact indexes the names of two or more bytes of a set without
+	// prefixes by nameHash, with linear probing: slots hold an index into
+	// exactOff plus one, 0 when empty. Such names are then looked up here,
+	// not by the walk: at trie-hard's hit rates of 50 % and more a probe
+	// and one word-wise compare beat the walk's mispredicted branches
+	// (BENCHMARKS.md). With prefixes, the walk alone is faster: a miss
+	// would pay for both.
+	slots     []uint32
+	slotShift uint // 32 - log2(len(slots))
+	// exactText and exactCase hold the names lower-cased and their case
+	// bits (as labels and caseBits); name i is at exactOff[i] and ends
+	// where name i+1 starts.
+	exactText, exactCase string
+	exactOff             []uint32
 }
 
 type wideKey struct {
@@ -93,6 +115,7 @@ type wideKey struct {
 func NewHeaderSet(names, prefixes []string) *HeaderSet {
 	hs := &HeaderSet{}
 	root := &buildNode{}
+	var keys []wideKey
 	var inAlphabet [256]bool
 	classes := 0
 	add := func(key string, prefix bool) {
@@ -105,7 +128,7 @@ func NewHeaderSet(names, prefixes []string) *HeaderSet {
 		}
 		root.insert(k, prefix)
 		hs.allowPairs(k, prefix)
-		hs.wide = append(hs.wide, wideKey{k, prefix})
+		keys = append(keys, wideKey{k, prefix})
 	}
 	for _, n := range names {
 		add(n, false)
@@ -114,10 +137,10 @@ func NewHeaderSet(names, prefixes []string) *HeaderSet {
 		add(p, true)
 	}
 	if classes > maxClasses {
+		hs.wide = keys
 		hs.nodes = []node{{kind: kindWide}}
 		return hs
 	}
-	hs.wide = nil
 
 	// Classes in byte order; an upper-case letter shares its lower-case
 	// letter's bit (keys are lower-cased, so only the latter is in
@@ -136,7 +159,70 @@ func NewHeaderSet(names, prefixes []string) *HeaderSet {
 		}
 	}
 	hs.layout(root, &class)
+	hs.indexExact(keys)
 	return hs
+}
+
+// indexExact fills the exact-name hash index from keys, unless there are
+// prefixes among them.
+func (hs *HeaderSet) indexExact(keys []wideKey) {
+	var text []byte
+	seen := map[string]bool{}
+	for _, k := range keys {
+		if k.prefix {
+			return
+		}
+		if len(k.key) >= 2 && !seen[k.key] {
+			seen[k.key] = true
+			hs.exactOff = append(hs.exactOff, uint32(len(text)))
+			text = append(text, k.key...)
+		}
+	}
+	if len(hs.exactOff) == 0 {
+		return
+	}
+	hs.exactOff = append(hs.exactOff, uint32(len(text)))
+	hs.exactText = string(text)
+	hs.exactCase = string(caseBitsOf(text))
+	n := len(hs.exactOff) - 1
+	bitsN := max(3, bits.Len(uint(2*n-1)))
+	hs.slots = make([]uint32, 1<<bitsN)
+	hs.slotShift = uint(32 - bitsN)
+	mask := uint32(len(hs.slots) - 1)
+	for i := range n {
+		j := nameHash(hs.exactText[hs.exactOff[i]:hs.exactOff[i+1]]) >> hs.slotShift
+		for hs.slots[j] != 0 {
+			j = (j + 1) & mask
+		}
+		hs.slots[j] = uint32(i + 1)
+	}
+}
+
+// nameHash hashes a name of two or more bytes by its length and its first
+// and last two bytes, ASCII case folded (b|0x20 also merges a few
+// non-letter pairs such as @ and `, which only costs a compare). The top
+// bits are the good ones.
+func nameHash(s string) uint32 {
+	n := len(s)
+	x := uint32(s[0]) | uint32(s[1])<<8 | uint32(s[n-2])<<16 | uint32(s[n-1])<<24
+	x |= 0x20202020
+	return (x ^ uint32(n)*0x9e3779b9) * 0x85ebca6b
+}
+
+// findExact reports whether name, of two or more bytes, is one of the
+// indexed names.
+func (hs *HeaderSet) findExact(name string) bool {
+	mask := uint32(len(hs.slots) - 1)
+	for j := nameHash(name) >> hs.slotShift; ; j = (j + 1) & mask {
+		e := hs.slots[j]
+		if e == 0 {
+			return false
+		}
+		lo, hi := int(hs.exactOff[e-1]), int(hs.exactOff[e])
+		if hi-lo == len(name) && equalTail(name, hs.exactText[lo:hi], hs.exactCase[lo:hi]) {
+			return true
+		}
+	}
 }
 
 // allowPairs sets the pair bits of the names of two or more bytes that the
@@ -246,30 +332,41 @@ func (hs *HeaderSet) layout(root *buildNode, class *[256]int) {
 	}
 	labels = append(labels, make([]byte, 8)...) // room for load64 at any label
 	hs.labels = string(labels)
-	caseBits := make([]byte, len(labels))
-	for i, b := range labels {
+	hs.caseBits = string(caseBitsOf(labels))
+}
+
+// caseBitsOf returns 0x20 for each letter of the lower-case text and 0 for
+// other bytes.
+func caseBitsOf(text []byte) []byte {
+	c := make([]byte, len(text))
+	for i, b := range text {
 		if 'a' <= b && b <= 'z' {
-			caseBits[i] = 'a' - 'A'
+			c[i] = 'a' - 'A'
 		}
 	}
-	hs.caseBits = string(caseBits)
+	return c
 }
 
 // Contains reports whether name is in the set: equal to one of its names
 // or starting with one of its prefixes, ignoring ASCII case.
 func (hs *HeaderSet) Contains(name string) bool {
-	// The bigram filter, inlined into callers; walk does the rest.
-	if hs != nil && len(name) >= 2 && hs.pair[name[0]][name[1]/64]&(1<<(name[1]%64)) == 0 {
+	if hs == nil {
 		return false
+	}
+	if len(name) >= 2 {
+		if hs.pair[name[0]][name[1]/64]&(1<<(name[1]%64)) == 0 {
+			return false // the bigram filter
+		}
+		if hs.slots != nil {
+			return hs.findExact(name)
+		}
 	}
 	return hs.walk(name)
 }
 
-// walk is Contains after the bigram filter: the trie walk.
+// walk is Contains for the names the bigram filter and the exact-name
+// index leave: the trie walk.
 func (hs *HeaderSet) walk(name string) bool {
-	if hs == nil {
-		return false
-	}
 	nodes := hs.nodes
 	nd := &nodes[0]
 	i := 0

@@ -159,26 +159,47 @@ func TestHeaderSetContains(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			hs := NewHeaderSet(tt.names, tt.prefixes)
-			ref := newRefSet(tt.names, tt.prefixes)
-			for _, n := range tt.in {
-				if !hs.Contains(n) {
-					t.Errorf("Contains(%q) = false, want true", n)
-				}
-			}
-			for _, n := range tt.out {
-				if hs.Contains(n) {
-					t.Errorf("Contains(%q) = true, want false", n)
-				}
-			}
-			// The reference agrees with the table, and so must the trie on
-			// every variant of the keys.
-			for _, n := range slices.Concat(tt.in, tt.out, probeVariants(tt.names), probeVariants(tt.prefixes)) {
-				if got, want := hs.Contains(n), ref.contains(n); got != want {
-					t.Errorf("Contains(%q) = %v, reference says %v", n, got, want)
-				}
+			for _, hs := range bothPaths(NewHeaderSet(tt.names, tt.prefixes)) {
+				checkTable(t, hs, tt.names, tt.prefixes, tt.in, tt.out)
 			}
 		})
+	}
+}
+
+// bothPaths returns hs and, if it has an exact-name index, a copy without
+// it, so that the walk is tested on every set too.
+func bothPaths(hs *HeaderSet) []*HeaderSet {
+	if hs.slots == nil {
+		return []*HeaderSet{hs}
+	}
+	walkOnly := *hs
+	walkOnly.slots = nil
+	return []*HeaderSet{hs, &walkOnly}
+}
+
+func checkTable(t *testing.T, hs *HeaderSet, names, prefixes, in, out []string) {
+	t.Helper()
+	walk := ""
+	if hs.slots == nil {
+		walk = " (walk)"
+	}
+	for _, n := range in {
+		if !hs.Contains(n) {
+			t.Errorf("Contains(%q)%s = false, want true", n, walk)
+		}
+	}
+	for _, n := range out {
+		if hs.Contains(n) {
+			t.Errorf("Contains(%q)%s = true, want false", n, walk)
+		}
+	}
+	// The reference agrees with the table, and so must the set on every
+	// variant of the keys.
+	ref := newRefSet(names, prefixes)
+	for _, n := range slices.Concat(in, out, probeVariants(names), probeVariants(prefixes)) {
+		if got, want := hs.Contains(n), ref.contains(n); got != want {
+			t.Errorf("Contains(%q)%s = %v, reference says %v", n, walk, got, want)
+		}
 	}
 }
 
@@ -384,7 +405,7 @@ func FuzzHeaderSet(f *testing.F) {
 				names = append(names, key)
 			}
 		}
-		hs := NewHeaderSet(names, prefixes)
+		sets := bothPaths(NewHeaderSet(names, prefixes))
 		ref := newRefSet(names, prefixes)
 		probes := slices.Concat([]string{probe, strings.ToUpper(probe)}, probeVariants(names), probeVariants(prefixes))
 		for _, k := range slices.Concat(names, prefixes) {
@@ -394,9 +415,12 @@ func FuzzHeaderSet(f *testing.F) {
 				probes = append(probes, k[:i]+probe)
 			}
 		}
-		for _, p := range probes {
-			if got, want := hs.Contains(p), ref.contains(p); got != want {
-				t.Fatalf("names %q prefixes %q: Contains(%q) = %v, reference says %v", names, prefixes, p, got, want)
+		for _, hs := range sets {
+			for _, p := range probes {
+				if got, want := hs.Contains(p), ref.contains(p); got != want {
+					t.Fatalf("names %q prefixes %q (index %v): Contains(%q) = %v, reference says %v",
+						names, prefixes, hs.slots != nil, p, got, want)
+				}
 			}
 		}
 	})
