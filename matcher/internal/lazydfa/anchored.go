@@ -398,7 +398,8 @@ func (c *AnchoredCache) Find(hay []byte, p int, before int, eof bool, limit int)
 	lastEnd := -1
 	var lastRule nfa.RuleID
 	stop := min(len(hay), p+limit)
-	for i := p; ; i++ {
+	i := p
+	for ; ; i++ {
 		var x int
 		if i < stop {
 			bt := hay[i]
@@ -419,23 +420,31 @@ func (c *AnchoredCache) Find(hay []byte, p int, before int, eof bool, limit int)
 		} else {
 			return 0, 0, TooLong
 		}
-		t := trans[c.offset(s)+x]
-		if t == Unknown {
-			var ok bool
-			if t, ok = c.next(s, x); !ok {
-				return 0, 0, CacheFull
+		// s is untagged (a live state): its row offset is s itself.
+		t := trans[int(s)+x]
+		if t >= tagDead { // dead, match-tagged or Unknown: the rare cases
+			if t == Unknown {
+				var ok bool
+				if t, ok = c.next(s, x); !ok {
+					return 0, 0, CacheFull
+				}
+				trans = c.trans
 			}
-			trans = c.trans
-		}
-		if t&tagMatch != 0 {
-			lastEnd, lastRule = i, c.rule[c.offset(t)/a.stride]
-		}
-		if t&tagDead != 0 || x == 2*nc {
-			if lastEnd >= 0 {
-				return lastEnd, lastRule, Found
+			if t&tagMatch != 0 {
+				lastEnd, lastRule = i, c.rule[c.offset(t)/a.stride]
 			}
-			return i, 0, NoMatchHere
+			if t&tagDead != 0 {
+				break
+			}
+			t &^= tagMatch
+		}
+		if x == 2*nc {
+			break
 		}
 		s = t
 	}
+	if lastEnd >= 0 {
+		return lastEnd, lastRule, Found
+	}
+	return i, 0, NoMatchHere
 }
