@@ -87,7 +87,7 @@ type HeaderSet struct {
 	// keys.
 	wide []wideKey
 
-	// exact indexes the names of two or more bytes of a set without
+	// slots indexes the names of two or more bytes of a set without
 	// prefixes by nameHash, with linear probing: slots hold an index into
 	// exactOff plus one, 0 when empty. Such names are then looked up here,
 	// not by the walk: at trie-hard's hit rates of 50 % and more a probe
