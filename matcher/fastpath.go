@@ -11,10 +11,10 @@ package matcher
 //     are written out unchanged.
 //  2. In that window, lazydfa.AnchoredCache.Find — an exact anchored
 //     leftmost-first lazy DFA — looks for the match that starts at the
-//     window's first unit boundary. Found: the replacement is written (the
-//     same template/once logic as Stream.replace) and the scan restarts at
-//     the match end. None: no match starts there; the scan restarts one
-//     byte later.
+//     window's first unit boundary. Found: the replacement is written
+//     (Stream.replacement, shared with the exact engine's Stream.replace)
+//     and the scan restarts at the match end. None: no match starts
+//     there; the scan restarts one byte later.
 //  3. Whenever the fast path cannot decide within the chunk — a window
 //     still open at the chunk's end, a window or match longer than the
 //     hold-back cap allows, a lazy DFA cache that gave up, a decoding that
@@ -328,7 +328,7 @@ func (st *Stream) fastScan(dst, chunk []byte, abs0 int64, i int) ([]byte, int) {
 			switch res {
 			case lazydfa.Found:
 				dst = append(dst, chunk[emit:p]...)
-				dst = st.fastReplace(dst, chunk, p, end, rule, before)
+				dst = st.replacement(dst, chunk[p:], end-p, rule, before, false, true)
 				if st.passthrough {
 					return append(dst, chunk[end:]...), len(chunk)
 				}
@@ -353,36 +353,6 @@ func (st *Stream) fastScan(dst, chunk []byte, abs0 int64, i int) ([]byte, int) {
 	}
 	// Leave the engine as if it had processed the chunk without a match.
 	return st.toExact(dst, chunk, abs0, emit, len(chunk)), len(chunk)
-}
-
-// fastReplace writes the replacement of the match chunk[p:end] of rule r,
-// as Stream.replace does for the exact engine's matches.
-func (st *Stream) fastReplace(dst, chunk []byte, p, end int, r nfa.RuleID, before int) []byte {
-	text := chunk[p:end]
-	rule := st.rs.rules[r]
-	if rule.Once && st.fired[r] {
-		return append(dst, text...)
-	}
-	t := st.rs.tmpls[r]
-	var slots []int
-	if t.needGroups {
-		var ok bool
-		st.slots, ok = st.fast.bt.captures(st.slots[:0], st.rs.nfa, st.fast.fp.spans[r], r, chunk[p:], len(text), before)
-		if !ok {
-			st.slots = st.vm.Captures(st.slots[:0], r, chunk[p:], len(text), before, false)
-		}
-		slots = st.slots
-	}
-	dst = t.expand(dst, text, slots)
-	st.stats.Replacements++
-	if rule.Once {
-		st.fired[r] = true
-		st.numFired++
-		if st.rs.allOnce && st.numFired == len(st.rs.rules) {
-			st.passthrough = true
-		}
-	}
-	return dst
 }
 
 // countFallback counts a hand-over to the exact engine.

@@ -26,6 +26,7 @@ package matcher
 // nothing in steady state.
 
 import (
+	"github.com/streamsub/streamsub/matcher/internal/nfa"
 	"github.com/streamsub/streamsub/matcher/internal/pikevm"
 )
 
@@ -181,29 +182,7 @@ func (st *Stream) heldAtChunkEnd() int64 {
 // restarts the search after it.
 func (st *Stream) replace(dst []byte, m pikevm.Match, eof bool) []byte {
 	dst = st.emitUpTo(dst, m.Start)
-	text := st.buf[m.Start-st.base : m.End-st.base]
-	r := st.rs.rules[m.Rule]
-	if r.Once && st.fired[m.Rule] {
-		// A fired once rule still consumes its match (and so shadows
-		// other rules) but leaves it unchanged.
-		dst = append(dst, text...)
-	} else {
-		t := st.rs.tmpls[m.Rule]
-		var slots []int
-		if t.needGroups {
-			st.slots = st.vm.Captures(st.slots[:0], m.Rule, st.buf[m.Start-st.base:], len(text), st.byteBefore(m.Start), eof)
-			slots = st.slots
-		}
-		dst = t.expand(dst, text, slots)
-		st.stats.Replacements++
-		if r.Once {
-			st.fired[m.Rule] = true
-			st.numFired++
-			if st.rs.allOnce && st.numFired == len(st.rs.rules) {
-				st.passthrough = true
-			}
-		}
-	}
+	dst = st.replacement(dst, st.buf[m.Start-st.base:], int(m.End-m.Start), m.Rule, st.byteBefore(m.Start), eof, false)
 	st.emitted = m.End
 	if m.End > m.Start {
 		st.vm.Restart(m.End, st.byteBefore(m.End), m.End)
@@ -213,6 +192,52 @@ func (st *Stream) replace(dst []byte, m pikevm.Match, eof bool) []byte {
 		st.vm.Restart(m.Start, st.byteBefore(m.Start), m.Start+1)
 	}
 	return dst
+}
+
+// replacement appends what replaces the match hay[:n] of rule r, whose
+// preceding body byte is before (pikevm.Edge at the body start): the expanded template, or, for a once rule
+// that already fired, the matched text unchanged. It does the once and
+// stats bookkeeping of both engines (the exact engine's replace and the
+// fast path's fastScan). Capture groups are computed only when the
+// template uses them: by the fast path's backtracker when fast (hay then
+// ends at the chunk end, not the body end), else or when it declines by
+// the Pike VM over hay (eof: hay ends at the body's end).
+func (st *Stream) replacement(dst, hay []byte, n int, r nfa.RuleID, before int, eof, fast bool) []byte {
+	text := hay[:n]
+	once := st.rs.rules[r].Once
+	if once && st.fired[r] {
+		// A fired once rule still consumes its match (and so shadows
+		// other rules) but leaves it unchanged.
+		return append(dst, text...)
+	}
+	t := st.rs.tmpls[r]
+	var slots []int
+	if t.needGroups {
+		slots = st.captures(hay, n, r, before, eof, fast)
+	}
+	dst = t.expand(dst, text, slots)
+	st.stats.Replacements++
+	if once {
+		st.fired[r] = true
+		st.numFired++
+		if st.rs.allOnce && st.numFired == len(st.rs.rules) {
+			st.passthrough = true
+		}
+	}
+	return dst
+}
+
+// captures returns the capture slots of the match hay[:n] of rule r (see
+// replacement).
+func (st *Stream) captures(hay []byte, n int, r nfa.RuleID, before int, eof, fast bool) []int {
+	if fast {
+		var ok bool
+		if st.slots, ok = st.fast.bt.captures(st.slots[:0], st.rs.nfa, st.fast.fp.spans[r], r, hay, n, before); ok {
+			return st.slots
+		}
+	}
+	st.slots = st.vm.Captures(st.slots[:0], r, hay, n, before, eof)
+	return st.slots
 }
 
 // byteBefore returns the body byte at p-1, or Edge at the body start.
