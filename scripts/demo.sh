@@ -36,8 +36,8 @@ cleanup() {
 	echo "demo: stopped; logs in $LOGS" >&2
 }
 trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
+# Ctrl-C and SIGTERM are the normal way to stop the demo: exit 0 after cleanup.
+trap 'exit 0' INT TERM
 
 start() { # start NAME CMD...: run in the background, output to $LOGS/NAME.log
 	local name=$1
