@@ -198,8 +198,12 @@ func (c *Cache) next(s StateID, b byte) (StateID, bool) {
 //
 // The hot loop treats Idle as an ordinary state, so that windows opening
 // and closing every few bytes (word-shaped rules over text) cost nothing,
-// and is unrolled four times: only a tagged transition (match or not yet
-// computed) leaves it. The window start is tracked with conditional moves.
+// and is unrolled four times with unchecked loads: only a tagged transition
+// (match or not yet computed) leaves it. It does not track the window start
+// byte by byte: it remembers the last group head at which the DFA was Idle
+// (a conditional move per four bytes), and on leaving, the few bytes since
+// are replayed through the (known) transitions to find it. Each byte is
+// replayed at most once, as the checkpoint moves to where the loop left.
 // When a single byte can start a match, Idle skips ahead with
 // bytes.IndexByte (the prefilter).
 func (c *Cache) Scan(b []byte, maxWindow int) (int, Status) {
@@ -211,7 +215,10 @@ func (c *Cache) Scan(b []byte, maxWindow int) (int, Status) {
 	pf := c.d.pf
 	block := max(maxWindow/2, 4)
 	n := len(b)
-	s, w, i := Idle, 0, 0 // w: where the current window opened (the byte after the last Idle state)
+	bp := unsafe.Pointer(unsafe.SliceData(b))
+	// w: where the current window opened (the byte after the last Idle
+	// state); invariant between steps: s == Idle implies w == i.
+	s, w, i := Idle, 0, 0
 	for i < n {
 		if s == Idle && pf != nil {
 			if i = pf.Next(b, i); i >= n {
@@ -219,57 +226,51 @@ func (c *Cache) Scan(b []byte, maxWindow int) (int, Status) {
 			}
 			w = i
 		}
-		bb := b[:min(n, i+block)]
-		for i < len(bb) {
+		end := min(n, i+block)
+		for i < end {
 			tp := unsafe.Pointer(unsafe.SliceData(trans))
-			for i+4 <= len(bb) {
-				if s == Idle {
-					w = i
-					if pf != nil {
-						break
-					}
+			for i+4 <= end {
+				if pf != nil && s == Idle {
+					break // back to the IndexByte skip (below)
 				}
-				x := bb[i : i+4 : i+4]
-				t0 := load(tp, s, cls[x[0]])
+				t0 := load(tp, s, cls[*(*byte)(unsafe.Add(bp, i))])
 				if t0 >= tagMatch {
 					break
 				}
 				w = sel(t0 == Idle, i+1, w)
-				t1 := load(tp, t0, cls[x[1]])
+				t1 := load(tp, t0, cls[*(*byte)(unsafe.Add(bp, i+1))])
 				if t1 >= tagMatch {
 					s, i = t0, i+1
 					break
 				}
 				w = sel(t1 == Idle, i+2, w)
-				t2 := load(tp, t1, cls[x[2]])
+				t2 := load(tp, t1, cls[*(*byte)(unsafe.Add(bp, i+2))])
 				if t2 >= tagMatch {
 					s, i = t1, i+2
 					break
 				}
 				w = sel(t2 == Idle, i+3, w)
-				t3 := load(tp, t2, cls[x[3]])
+				t3 := load(tp, t2, cls[*(*byte)(unsafe.Add(bp, i+3))])
 				if t3 >= tagMatch {
 					s, i = t2, i+3
 					break
 				}
+				w = sel(t3 == Idle, i+4, w)
 				s, i = t3, i+4
 			}
-			if i >= len(bb) {
+			if i >= end {
 				break
 			}
-			if s == Idle {
-				w = i
-				if pf != nil && !pf.Set()[bb[i]] {
-					break // back to the IndexByte skip
-				}
+			if s == Idle && pf != nil && !pf.Set()[b[i]] {
+				break // back to the IndexByte skip
 			}
 			// One careful step: the byte whose transition is tagged, or
 			// the tail of the block.
-			t := trans[int(s)+int(cls[bb[i]])]
+			t := trans[int(s)+int(cls[b[i]])]
 			if t >= tagMatch {
 				if t == Unknown {
 					var ok bool
-					if t, ok = c.next(s, bb[i]); !ok {
+					if t, ok = c.next(s, b[i]); !ok {
 						return w, GaveUp
 					}
 					trans = c.trans
@@ -281,6 +282,9 @@ func (c *Cache) Scan(b []byte, maxWindow int) (int, Status) {
 			}
 			s = t
 			i++
+			if s == Idle {
+				w = i
+			}
 		}
 		if s != Idle && i-w > maxWindow {
 			return w, Long

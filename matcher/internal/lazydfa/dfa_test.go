@@ -131,3 +131,98 @@ func TestScanSound(t *testing.T) {
 		}
 	}
 }
+
+// scanSimple is Scan without the unrolled loop: one checked step per byte,
+// the window start tracked on every step. TestScanMatchesSimple holds the
+// fast loop to it.
+func scanSimple(c *Cache, b []byte, maxWindow int) (int, Status) {
+	if c.gaveUp {
+		return 0, GaveUp
+	}
+	pf := c.d.pf
+	block := max(maxWindow/2, 4)
+	n := len(b)
+	s, w, i := Idle, 0, 0
+	for i < n {
+		if s == Idle && pf != nil {
+			if i = pf.Next(b, i); i >= n {
+				break
+			}
+			w = i
+		}
+		for end := min(n, i+block); i < end; i++ {
+			if s == Idle {
+				w = i
+				if pf != nil && !pf.Set()[b[i]] {
+					break
+				}
+			}
+			t := c.trans[int(s)+int(c.d.classes.Get(b[i]))]
+			if t == Unknown {
+				var ok bool
+				if t, ok = c.next(s, b[i]); !ok {
+					return w, GaveUp
+				}
+			}
+			if t&tagMatch != 0 {
+				c.matchAt = i + 1
+				return w, Matched
+			}
+			s = t
+		}
+		if s != Idle && i-w > maxWindow {
+			return w, Long
+		}
+	}
+	if s != Idle {
+		return w, Open
+	}
+	return n, NoMatch
+}
+
+// TestScanMatchesSimple compares Scan with scanSimple on random rules and
+// bodies, over every window of a body as the fast path walks it, with
+// small window limits (Long) and tiny caches (clears, give-ups).
+func TestScanMatchesSimple(t *testing.T) {
+	atoms := []string{"a", "b", "ab", "[a-c]", "[^a]", ".", `\b`, "x|y", "é", "(?i)k", "[0-9]{2}", "abc", "k[a-z]+b", " "}
+	quants := []string{"", "", "*", "+", "?", "{1,3}"}
+	r := rand.New(rand.NewPCG(3, 4))
+	alpha := []string{"a", "b", "c", "x", "y", "k", "K", "0", "1", " ", "\n", "é", "\xff", "abc", "kab", "zz"}
+	for iter := range 3000 {
+		var pats []string
+		for range 1 + r.IntN(3) {
+			var sb strings.Builder
+			for range 1 + r.IntN(3) {
+				sb.WriteString("(?:" + atoms[r.IntN(len(atoms))] + ")" + quants[r.IntN(len(quants))])
+			}
+			pats = append(pats, sb.String())
+		}
+		var sb strings.Builder
+		for range r.IntN(120) {
+			sb.WriteString(alpha[r.IntN(len(alpha))])
+		}
+		body := []byte(sb.String())
+		cfg := Config{}
+		if iter%3 == 0 {
+			cfg = Config{CacheBytes: 1, MaxClears: 1 + r.IntN(5)}
+		}
+		maxWindow := []int{1, 6, 9, 17, 1 << 20}[r.IntN(5)]
+		d := New(mustNFA(t, pats...), cfg)
+		if d.CanMatchEmpty() {
+			continue
+		}
+		fast, simple := d.NewCache(), d.NewCache()
+		for i := 0; i < len(body); {
+			off, st := fast.Scan(body[i:], maxWindow)
+			wantOff, wantSt := scanSimple(simple, body[i:], maxWindow)
+			if off != wantOff || st != wantSt || (st == Matched && fast.MatchAt() != simple.MatchAt()) {
+				t.Fatalf("%q on %q from %d (maxWindow %d): Scan = %d %v (matchAt %d), simple = %d %v (matchAt %d)",
+					pats, body, i, maxWindow, off, st, fast.MatchAt(), wantOff, wantSt, simple.MatchAt())
+			}
+			if st != Matched && st != Long {
+				break
+			}
+			i += off + 1
+		}
+	}
+}
