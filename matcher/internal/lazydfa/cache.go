@@ -198,14 +198,11 @@ func (c *Cache) next(s StateID, b byte) (StateID, bool) {
 //
 // The hot loop treats Idle as an ordinary state, so that windows opening
 // and closing every few bytes (word-shaped rules over text) cost nothing,
-// and is unrolled four times with unchecked loads: only a tagged transition
-// (match or not yet computed) leaves it. It does not track the window start
-// byte by byte: it remembers the last group head at which the DFA was Idle
-// (a conditional move per four bytes), and on leaving, the few bytes since
-// are replayed through the (known) transitions to find it. Each byte is
-// replayed at most once, as the checkpoint moves to where the loop left.
-// When a single byte can start a match, Idle skips ahead with
-// bytes.IndexByte (the prefilter).
+// and is unrolled eight times with unchecked loads: only a tagged
+// transition (match or not yet computed) leaves it. The window start is
+// tracked with conditional moves, so that Idle implies w == i between
+// steps and no group head has to test for it. When a single byte can start
+// a match, Idle skips ahead with bytes.IndexByte (the prefilter).
 func (c *Cache) Scan(b []byte, maxWindow int) (int, Status) {
 	if c.gaveUp {
 		return 0, GaveUp
@@ -229,7 +226,7 @@ func (c *Cache) Scan(b []byte, maxWindow int) (int, Status) {
 		end := min(n, i+block)
 		for i < end {
 			tp := unsafe.Pointer(unsafe.SliceData(trans))
-			for i+4 <= end {
+			for i+8 <= end {
 				if pf != nil && s == Idle {
 					break // back to the IndexByte skip (below)
 				}
@@ -256,7 +253,31 @@ func (c *Cache) Scan(b []byte, maxWindow int) (int, Status) {
 					break
 				}
 				w = sel(t3 == Idle, i+4, w)
-				s, i = t3, i+4
+				t4 := load(tp, t3, cls[*(*byte)(unsafe.Add(bp, i+4))])
+				if t4 >= tagMatch {
+					s, i = t3, i+4
+					break
+				}
+				w = sel(t4 == Idle, i+5, w)
+				t5 := load(tp, t4, cls[*(*byte)(unsafe.Add(bp, i+5))])
+				if t5 >= tagMatch {
+					s, i = t4, i+5
+					break
+				}
+				w = sel(t5 == Idle, i+6, w)
+				t6 := load(tp, t5, cls[*(*byte)(unsafe.Add(bp, i+6))])
+				if t6 >= tagMatch {
+					s, i = t5, i+6
+					break
+				}
+				w = sel(t6 == Idle, i+7, w)
+				t7 := load(tp, t6, cls[*(*byte)(unsafe.Add(bp, i+7))])
+				if t7 >= tagMatch {
+					s, i = t6, i+7
+					break
+				}
+				w = sel(t7 == Idle, i+8, w)
+				s, i = t7, i+8
 			}
 			if i >= end {
 				break
