@@ -2,6 +2,7 @@ package lazydfa
 
 import (
 	"encoding/binary"
+	"unsafe"
 
 	"github.com/streamsub/streamsub/matcher/internal/nfa"
 )
@@ -349,6 +350,22 @@ closure:
 	return t, true
 }
 
+// tagged handles the transition t of live state s on input symbol x at
+// hay index i when it is tagged (or not tagged, for EOI): it computes it if
+// Unknown, records a match ending at i, and returns the untagged target and
+// whether it is dead. ok is false when the cache gave up.
+func (c *AnchoredCache) tagged(s, t StateID, x, i int, lastEnd *int, lastRule *nfa.RuleID) (next StateID, dead, ok bool) {
+	if t == Unknown {
+		if t, ok = c.next(s, x); !ok {
+			return Unknown, false, false
+		}
+	}
+	if t&tagMatch != 0 {
+		*lastEnd, *lastRule = i, c.rule[c.offset(t)/c.a.stride]
+	}
+	return t &^ tagMatch, t&tagDead != 0, true
+}
+
 // Result is the outcome of an anchored search.
 type Result uint8
 
@@ -394,54 +411,50 @@ func (c *AnchoredCache) Find(hay []byte, p int, before int, eof bool, limit int)
 	}
 	cls := &a.classes.m
 	nc := a.nc
-	trans := c.trans
+	tp := unsafe.Pointer(unsafe.SliceData(c.trans))
 	lastEnd := -1
 	var lastRule nfa.RuleID
-	stop := min(len(hay), p+limit)
+	h := hay[:min(len(hay), p+limit)]
 	i := p
-	for ; ; i++ {
-		var x int
-		if i < stop {
-			bt := hay[i]
-			x = int(cls[bt])
-			if bt >= 0x80 && a.hasInvalid {
-				n, ok := nfa.UnitLen(hay[i:], eof)
-				if !ok {
-					return 0, 0, NeedMore
-				}
-				if n == 1 {
-					x += nc
-				}
+	for ; i < len(h); i++ {
+		bt := h[i]
+		x := int(cls[bt])
+		if bt >= 0x80 && a.hasInvalid {
+			n, ok := nfa.UnitLen(hay[i:], eof)
+			if !ok {
+				return 0, 0, NeedMore
 			}
-		} else if i == len(hay) && eof {
-			x = 2 * nc
-		} else if i >= len(hay) {
-			return 0, 0, NeedMore
-		} else {
-			return 0, 0, TooLong
+			if n == 1 {
+				x += nc // an invalid unit: the class's second column
+			}
 		}
-		// s is untagged (a live state): its row offset is s itself.
-		t := trans[int(s)+x]
+		// s is untagged (a live state): its row offset is s itself, and
+		// its row is complete (x < stride), so the load is unchecked as
+		// in Scan (see load).
+		t := *(*StateID)(unsafe.Add(tp, (uintptr(s)+uintptr(x))*4))
 		if t >= tagDead { // dead, match-tagged or Unknown: the rare cases
-			if t == Unknown {
-				var ok bool
-				if t, ok = c.next(s, x); !ok {
-					return 0, 0, CacheFull
-				}
-				trans = c.trans
+			var dead, ok bool
+			if t, dead, ok = c.tagged(s, t, x, i, &lastEnd, &lastRule); !ok {
+				return 0, 0, CacheFull
 			}
-			if t&tagMatch != 0 {
-				lastEnd, lastRule = i, c.rule[c.offset(t)/a.stride]
-			}
-			if t&tagDead != 0 {
+			if dead {
 				break
 			}
-			t &^= tagMatch
-		}
-		if x == 2*nc {
-			break
+			tp = unsafe.Pointer(unsafe.SliceData(c.trans))
 		}
 		s = t
+	}
+	if i == len(h) {
+		switch {
+		case i == len(hay) && eof:
+			if _, _, ok := c.tagged(s, c.trans[int(s)+2*nc], 2*nc, i, &lastEnd, &lastRule); !ok {
+				return 0, 0, CacheFull
+			}
+		case i >= len(hay):
+			return 0, 0, NeedMore
+		default:
+			return 0, 0, TooLong
+		}
 	}
 	if lastEnd >= 0 {
 		return lastEnd, lastRule, Found
