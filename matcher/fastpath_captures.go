@@ -67,14 +67,13 @@ type backtracker struct {
 	stack   []btFrame
 }
 
-// btFrame is an exploration (state id at position pos) or, when restore
-// is set, the undoing of a capture slot write.
+// btFrame is an exploration (state id at position pos) when slot < 0,
+// else the undoing of a capture slot write: slots[slot] = pos. Positions
+// fit in int32: a search spans at most maxBacktrackBits positions.
 type btFrame struct {
-	id      nfa.StateID
-	pos     int
-	restore bool
-	slot    int
-	old     int
+	id   nfa.StateID
+	slot int32
+	pos  int32
 }
 
 // captures appends the capture slots of the match hay[0:end] of rule r to
@@ -113,25 +112,27 @@ func (bt *backtracker) captures(dst []int, n *nfa.NFA, span stateSpan, r nfa.Rul
 		}
 		return 0, false // beyond what the fast path looked at
 	}
-	stack := append(bt.stack[:0], btFrame{id: info.Start, pos: 0})
+	stack := append(bt.stack[:0], btFrame{id: info.Start, slot: -1, pos: 0})
 	defer func() { bt.stack = stack[:0] }()
 	for len(stack) > 0 {
 		f := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
-		if f.restore {
-			slots[f.slot] = f.old
+		if f.slot >= 0 {
+			slots[f.slot] = int(f.pos)
 			continue
 		}
-		id, p := f.id, f.pos
+		id, p := f.id, int(f.pos)
 		for {
 			if p >= npos {
 				return dst, false
 			}
-			bit := int(id-span.lo)*npos + p
-			if bt.visited[bit/64]&(1<<(bit%64)) != 0 {
+			// id is in span (the rule's states) and p < npos: bit < nbits.
+			bit := uint(id-span.lo)*uint(npos) + uint(p)
+			w, m := &bt.visited[bit/64], uint64(1)<<(bit%64)
+			if *w&m != 0 {
 				break
 			}
-			bt.visited[bit/64] |= 1 << (bit % 64)
+			*w |= m
 			st := n.State(id)
 			switch st.Kind {
 			case nfa.KindMatch:
@@ -141,13 +142,13 @@ func (bt *backtracker) captures(dst []int, n *nfa.NFA, span stateSpan, r nfa.Rul
 				return append(dst, slots...), true
 			case nfa.KindUnion:
 				for j := len(st.Alts) - 1; j > 0; j-- {
-					stack = append(stack, btFrame{id: st.Alts[j], pos: p})
+					stack = append(stack, btFrame{id: st.Alts[j], slot: -1, pos: int32(p)})
 				}
 				id = st.Alts[0]
 				continue
 			case nfa.KindCapture:
 				if int(st.Slot) < ns {
-					stack = append(stack, btFrame{restore: true, slot: int(st.Slot), old: slots[st.Slot]})
+					stack = append(stack, btFrame{slot: int32(st.Slot), pos: int32(slots[st.Slot])})
 					slots[st.Slot] = p
 				}
 				id = st.Next
