@@ -51,7 +51,8 @@ type Cache struct {
 	d        *DFA
 	startSet [256]bool // d.StartBytes(): bytes on which Idle is left
 
-	// Transition table: row i (state offset i*stride) has one entry per class.
+	// Transition table: row i (entries i*stride..; state ID i*stride*4) has
+	// one entry per class.
 	trans []StateID
 	// NFA sets: state index i owns setData[setStart[i]:setStart[i+1]].
 	setData  []nfa.StateID
@@ -116,7 +117,7 @@ func (c *Cache) Stats() Stats {
 // insert adds a state for set (sorted) with the given key, and returns its ID.
 func (c *Cache) insert(key []byte, set []nfa.StateID, match bool) StateID {
 	idx := len(c.ids)
-	id := StateID(idx * c.d.stride)
+	id := StateID(idx * c.d.stride * 4)
 	if match {
 		id |= tagMatch
 	}
@@ -141,7 +142,7 @@ func stateCost(stride, setLen int) int {
 // if needed. ok is false when the cache gave up.
 func (c *Cache) next(s StateID, b byte) (StateID, bool) {
 	d := c.d
-	idx := s.offset() / d.stride
+	idx := s.row() / d.stride
 	set := c.setData[c.setStart[idx]:c.setStart[idx+1]]
 	cl := &c.cl
 	cl.reset()
@@ -167,7 +168,7 @@ func (c *Cache) next(s StateID, b byte) (StateID, bool) {
 	}
 	c.keybuf = key
 	if t, ok := c.index[string(key)]; ok {
-		c.trans[s.offset()+int(d.classes.Get(b))] = t
+		c.trans[s.row()+int(d.classes.Get(b))] = t
 		return t, true
 	}
 	if len(cl.consumers) == 0 && !cl.match {
@@ -175,7 +176,7 @@ func (c *Cache) next(s StateID, b byte) (StateID, bool) {
 		panic("lazydfa: Idle missing from index")
 	}
 	cost := stateCost(d.stride, len(cl.consumers))
-	if c.mem+cost > d.cacheBytes || (len(c.ids)+1)*d.stride > int(maxOffset) {
+	if c.mem+cost > d.cacheBytes || (len(c.ids)+1)*d.stride*4 > int(maxOffset) {
 		c.clears++
 		if c.clears > d.maxClears {
 			c.gaveUp = true
@@ -185,7 +186,7 @@ func (c *Cache) next(s StateID, b byte) (StateID, bool) {
 		return c.insert(key, cl.consumers, cl.match), true
 	}
 	t := c.insert(key, cl.consumers, cl.match)
-	c.trans[s.offset()+int(d.classes.Get(b))] = t
+	c.trans[s.row()+int(d.classes.Get(b))] = t
 	return t, true
 }
 
@@ -287,7 +288,7 @@ func (c *Cache) Scan(b []byte, maxWindow int) (int, Status) {
 			}
 			// One careful step: the byte whose transition is tagged, or
 			// the tail of the block.
-			t := trans[int(s)+int(cls[b[i]])]
+			t := trans[s.row()+int(cls[b[i]])]
 			if t >= tagMatch {
 				if t == Unknown {
 					var ok bool
@@ -331,6 +332,9 @@ func sel(c bool, a, b int) int {
 // table at tp. PERF: unchecked (unsafe) because the table always has a full
 // row for every state an untagged ID names — the invariant of insert — and
 // the bounds check cost ~20% of the scan loop (callgrind, BenchmarkRewrite).
+// The ID is the row's byte offset, so the address tp + 4*cl + s is one
+// addressing mode whose only input on the state chain is s: the chain of
+// dependent steps is a load per byte, without an add.
 func load(tp unsafe.Pointer, s StateID, cl uint8) StateID {
-	return *(*StateID)(unsafe.Add(tp, (uintptr(s)+uintptr(cl))*4))
+	return *(*StateID)(unsafe.Add(unsafe.Add(tp, uintptr(cl)*4), uintptr(s)))
 }

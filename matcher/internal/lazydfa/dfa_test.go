@@ -157,7 +157,7 @@ func scanSimple(c *Cache, b []byte, maxWindow int) (int, Status) {
 					break
 				}
 			}
-			t := c.trans[int(s)+int(c.d.classes.Get(b[i]))]
+			t := c.trans[s.row()+int(c.d.classes.Get(b[i]))]
 			if t == Unknown {
 				var ok bool
 				if t, ok = c.next(s, b[i]); !ok {

@@ -1,8 +1,10 @@
 package lazydfa
 
-// StateID identifies a DFA state in one Cache. It is the state's row offset
-// in the cache's transition table (index × number of classes), so a
-// transition is one load: trans[id + class]. The top bits are tags that the
+// StateID identifies a DFA state in one Cache. It is the byte offset of the
+// state's row in the cache's transition table (4 × index × number of
+// classes), so a transition is one load at table + 4×class + id (see load).
+// (An AnchoredCache's IDs are row offsets in entries, with one more tag.)
+// The top bits are tags that the
 // search loop tests with a single comparison:
 //
 //   - Idle (0) is the state with no live thread: the DFA "start state" of an
@@ -23,11 +25,13 @@ const (
 	Unknown StateID = 1 << 31
 	// tagMatch marks a state reached by completing a match.
 	tagMatch StateID = 1 << 30
-	// maxOffset bounds the row offsets a cache may hand out.
+	// maxOffset bounds the row offsets (IDs) a cache may hand out.
 	maxOffset = tagMatch - 1
 )
 
 // IsMatch reports whether s is a match state.
 func (s StateID) IsMatch() bool { return s&tagMatch != 0 && s != Unknown }
 
-func (s StateID) offset() int { return int(s &^ tagMatch) }
+// row returns the index in a Cache's table of the row of s (its ID is the
+// row's byte offset).
+func (s StateID) row() int { return int(s&^tagMatch) >> 2 }
