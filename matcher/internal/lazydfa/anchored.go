@@ -220,7 +220,7 @@ func (c *AnchoredCache) state(match int, ctx uint8, seeds []nfa.StateID) (id Sta
 	}
 	a := c.a
 	cost := stateCost(a.stride, len(seeds))
-	if c.mem+cost > a.cacheBytes || (len(c.ctx)+1)*a.stride > int(tagDead-1) {
+	if c.mem+cost > a.cacheBytes || (len(c.ctx)+1)*a.stride*4 > int(tagDead-1) {
 		c.clears++
 		if c.clears > a.maxClears {
 			c.gaveUp = true
@@ -231,7 +231,7 @@ func (c *AnchoredCache) state(match int, ctx uint8, seeds []nfa.StateID) (id Sta
 		k = c.key(match, ctx, seeds)
 	}
 	idx := len(c.ctx)
-	id = StateID(idx * a.stride)
+	id = StateID(idx * a.stride * 4) // the row's byte offset, as Cache's IDs
 	if match >= 0 {
 		id |= tagMatch
 	}
@@ -254,7 +254,8 @@ func (c *AnchoredCache) state(match int, ctx uint8, seeds []nfa.StateID) (id Sta
 	return id, cleared, true
 }
 
-func (c *AnchoredCache) offset(s StateID) int { return int(s &^ (tagMatch | tagDead)) }
+// offset returns the index in c.trans of the row of s.
+func (c *AnchoredCache) offset(s StateID) int { return int(s&^(tagMatch|tagDead)) >> 2 }
 
 // next computes the transition of s on input symbol x (a class, a class
 // + nc for an invalid unit, or 2nc for EOI).
@@ -428,10 +429,10 @@ func (c *AnchoredCache) Find(hay []byte, p int, before int, eof bool, limit int)
 				x += nc // an invalid unit: the class's second column
 			}
 		}
-		// s is untagged (a live state): its row offset is s itself, and
+		// s is untagged (a live state): it is its row's byte offset, and
 		// its row is complete (x < stride), so the load is unchecked as
 		// in Scan (see load).
-		t := *(*StateID)(unsafe.Add(tp, (uintptr(s)+uintptr(x))*4))
+		t := *(*StateID)(unsafe.Add(unsafe.Add(tp, uintptr(x)*4), uintptr(s)))
 		if t >= tagDead { // dead, match-tagged or Unknown: the rare cases
 			var dead, ok bool
 			if t, dead, ok = c.tagged(s, t, x, i, &lastEnd, &lastRule); !ok {
@@ -447,7 +448,7 @@ func (c *AnchoredCache) Find(hay []byte, p int, before int, eof bool, limit int)
 	if i == len(h) {
 		switch {
 		case i == len(hay) && eof:
-			if _, _, ok := c.tagged(s, c.trans[int(s)+2*nc], 2*nc, i, &lastEnd, &lastRule); !ok {
+			if _, _, ok := c.tagged(s, c.trans[c.offset(s)+2*nc], 2*nc, i, &lastEnd, &lastRule); !ok {
 				return 0, 0, CacheFull
 			}
 		case i >= len(hay):

@@ -3,7 +3,7 @@ package lazydfa
 // StateID identifies a DFA state in one Cache. It is the byte offset of the
 // state's row in the cache's transition table (4 × index × number of
 // classes), so a transition is one load at table + 4×class + id (see load).
-// (An AnchoredCache's IDs are row offsets in entries, with one more tag.)
+// (An AnchoredCache's IDs are byte offsets too, with one more tag.)
 // The top bits are tags that the
 // search loop tests with a single comparison:
 //
