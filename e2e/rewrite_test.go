@@ -130,17 +130,7 @@ func TestRewrite(t *testing.T) {
 
 	t.Run("gzip to a client that accepts it", func(t *testing.T) {
 		resp, body := get(t, unique("/"), map[string][]string{"Accept-Encoding": {"gzip"}})
-		if ce := resp.Header.Get("Content-Encoding"); ce != "gzip" {
-			t.Fatalf("content-encoding %q, want gzip", ce)
-		}
-		zr, err := gzip.NewReader(bytes.NewReader(body))
-		if err != nil {
-			t.Fatal(err)
-		}
-		plain, err := io.ReadAll(zr)
-		if err != nil {
-			t.Fatal(err)
-		}
+		plain := gunzip(t, resp, body)
 		wantBody(t, plain, standard.Replace(demoorigin.IndexHTML))
 	})
 
@@ -155,17 +145,7 @@ func TestRewrite(t *testing.T) {
 	t.Run("origin-gzipped body passes untouched", func(t *testing.T) {
 		path := unique("/gzip")
 		resp, body := get(t, path, nil)
-		if ce := resp.Header.Get("Content-Encoding"); ce != "gzip" {
-			t.Fatalf("content-encoding %q, want gzip", ce)
-		}
-		zr, err := gzip.NewReader(bytes.NewReader(body))
-		if err != nil {
-			t.Fatal(err)
-		}
-		plain, err := io.ReadAll(zr)
-		if err != nil {
-			t.Fatal(err)
-		}
+		plain := gunzip(t, resp, body)
 		wantBody(t, plain, demoorigin.GzipHTML)
 		if calls := s.bodyCalls(t, path); calls != "-" {
 			t.Errorf("ext_proc body calls %s for a gzip body, want none (-)", calls)
@@ -249,4 +229,21 @@ func TestRewrite(t *testing.T) {
 			t.Logf("%s %s: %d content-length=%q", tc.method, tc.path, resp.StatusCode, resp.Header.Get("Content-Length"))
 		})
 	}
+}
+
+// gunzip checks that resp is gzip-encoded and returns its body decoded.
+func gunzip(t *testing.T, resp *http.Response, body []byte) []byte {
+	t.Helper()
+	if ce := resp.Header.Get("Content-Encoding"); ce != "gzip" {
+		t.Fatalf("content-encoding %q, want gzip", ce)
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, err := io.ReadAll(zr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return plain
 }
