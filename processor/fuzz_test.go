@@ -36,7 +36,7 @@ func FuzzHandle(f *testing.F) {
 			op := data[0]
 			data = data[1:]
 			req, body := fuzzRequest(op, &data)
-			wasRewriting := s.rewriting
+			wasRewriting := s.ms != nil
 			resp, err := s.handle(req)
 			if err != nil {
 				var se *streamError

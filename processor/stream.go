@@ -43,12 +43,11 @@ type stream struct {
 	method    string
 	authority string
 	path      string
-	rewriting bool
-	ms        *matcher.Stream
-	decision  skipReason // set by response headers
-	nIn, nOut int        // body bytes in and out, for the debug summary
-	reported  int        // replacements already added to the metric
-	overflow  bool       // the cap overflow was logged and counted
+	ms        *matcher.Stream // the body's rewriter; nil unless the body is rewritten
+	decision  skipReason      // set by response headers
+	nIn, nOut int             // body bytes in and out, for the debug summary
+	reported  int             // replacements already added to the metric
+	overflow  bool            // the cap overflow was logged and counted
 	// Collectors of rs, looked up once per stream.
 	bytesIn, bytesOut prometheus.Counter
 
@@ -91,7 +90,7 @@ func (s *stream) start(p *Processor, srv extprocv3.ExternalProcessor_ProcessServ
 
 // finish accounts for a stream that ended, cleanly or not.
 func (s *stream) finish() {
-	if s.rewriting && s.phase != phaseDone && s.ms != nil && s.ms.Stats().Buffered > 0 {
+	if s.ms != nil && s.phase != phaseDone && s.ms.Stats().Buffered > 0 {
 		// Envoy ended the stream (trailers, client gone, timeout) before
 		// end_of_stream: the held-back tail never reached the client.
 		s.p.metrics.Errors.WithLabelValues(errBodyLost).Inc()
@@ -120,7 +119,7 @@ func (s *stream) logSummary() {
 		repl = s.ms.Stats().Replacements
 	}
 	decision := string(s.decision)
-	if s.rewriting {
+	if s.ms != nil {
 		decision = "rewrite"
 	}
 	s.p.log.Debug("stream done", "authority", s.authority, "path", s.path, "method", s.method,
@@ -284,7 +283,6 @@ func (s *stream) responseHeaders(h *extprocv3.HttpHeaders) (*extprocv3.Processin
 			set = append(set, overwrite("content-length", value(clen)))
 		}
 	} else {
-		s.rewriting = true
 		mode.ResponseBodyMode = extprocfilterv3.ProcessingMode_STREAMED
 		s.ms = s.matcherStream()
 		s.bytesIn = s.p.metrics.BytesIn.WithLabelValues(s.rs.Name)
@@ -326,7 +324,7 @@ func (s *stream) responseBody(b *extprocv3.HttpBody) (*extprocv3.ProcessingRespo
 	if b.GetEndOfStream() {
 		s.phase = phaseDone
 	}
-	if !s.rewriting {
+	if s.ms == nil {
 		// Skipped, but Envoy streams it anyway (mode override not
 		// allowed): a reply without a body mutation passes the chunk on.
 		return &extprocv3.ProcessingResponse{Response: &extprocv3.ProcessingResponse_ResponseBody{
