@@ -22,8 +22,13 @@ import (
 const maxBacktrackBits = 256 << 10
 
 // stateSpan is the range of StateIDs reachable from one rule's start: the
-// rows of the backtracker's visited set.
-type stateSpan struct{ lo, hi nfa.StateID }
+// rows of the backtracker's visited set. affix, when not nil, gives every
+// capture slot of the rule at a fixed distance from the match start or end
+// (affixSlots): captures then need no search.
+type stateSpan struct {
+	lo, hi nfa.StateID
+	affix  []int32
+}
 
 // ruleSpans returns the state span of every rule of n.
 func ruleSpans(n *nfa.NFA) []stateSpan {
@@ -31,7 +36,7 @@ func ruleSpans(n *nfa.NFA) []stateSpan {
 	seen := make([]bool, n.Len())
 	for r := range spans {
 		start := n.Rule(nfa.RuleID(r)).Start
-		sp := stateSpan{start, start}
+		sp := stateSpan{lo: start, hi: start}
 		clear(seen)
 		stack := []nfa.StateID{start}
 		for len(stack) > 0 {
@@ -55,9 +60,149 @@ func ruleSpans(n *nfa.NFA) []stateSpan {
 				stack = append(stack, st.Next)
 			}
 		}
+		sp.affix = affixSlots(n, nfa.RuleID(r), sp)
 		spans[r] = sp
 	}
 	return spans
+}
+
+// affixSlots returns, for each capture slot of rule r, its position as a
+// fixed distance from the match start (d+1) or from the match end
+// (-(d+1)), or nil when some slot has no such position.
+//
+// A slot's position is fixed when its (unique) Capture state lies on a
+// chain of linear states — one successor, consuming one byte (Range, a
+// Sparse whose edges share their target) or none (Capture, Look) — that
+// every accepting path must take whole and at most once: the chain from the
+// rule's start while each next state has that one predecessor, or the
+// chain back from the Match state while each state has one predecessor,
+// which is linear. Such rules — like `([a-z0-9._%+-]+)@example\.com` —
+// are common among templates using groups; the others use the backtracker.
+func affixSlots(n *nfa.NFA, r nfa.RuleID, sp stateSpan) []int32 {
+	info := n.Rule(r)
+	ns := 2 * (info.NumGroups + 1)
+	if info.Start == 0 || ns > 64 {
+		return nil
+	}
+	rows := int(sp.hi-sp.lo) + 1
+	preds := make([]int32, rows)      // predecessor edges within the rule
+	pred := make([]nfa.StateID, rows) // the last predecessor seen
+	slotStates := make([]int, ns)     // Capture states per slot
+	match := nfa.StateID(0)
+	// Rule states are reachable only through its start (nfa.NFA's
+	// invariant); within [lo, hi] take those reachable from the start.
+	seen := make([]bool, rows)
+	stack := []nfa.StateID{info.Start}
+	edge := func(from, to nfa.StateID) {
+		if to >= sp.lo && to <= sp.hi {
+			preds[to-sp.lo]++
+			pred[to-sp.lo] = from
+		}
+		if to >= sp.lo && to <= sp.hi && !seen[to-sp.lo] {
+			seen[to-sp.lo] = true
+			stack = append(stack, to)
+		}
+	}
+	seen[info.Start-sp.lo] = true
+	for len(stack) > 0 {
+		id := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		st := n.State(id)
+		switch st.Kind {
+		case nfa.KindUnion:
+			for _, a := range st.Alts {
+				edge(id, a)
+			}
+		case nfa.KindSparse:
+		trans:
+			for j, t := range st.Trans {
+				for _, u := range st.Trans[:j] {
+					if u.Next == t.Next {
+						continue trans // one edge per target
+					}
+				}
+				edge(id, t.Next)
+			}
+		case nfa.KindMatch:
+			match = id
+		case nfa.KindFail:
+		case nfa.KindCapture:
+			if int(st.Slot) < ns {
+				slotStates[st.Slot]++
+			}
+			edge(id, st.Next)
+		default:
+			edge(id, st.Next)
+		}
+	}
+	for _, c := range slotStates {
+		if c != 1 {
+			return nil // a slot set by several states (or none)
+		}
+	}
+	// linear returns the one successor of a linear state and the bytes
+	// it consumes.
+	linear := func(id nfa.StateID) (next nfa.StateID, width int32, ok bool) {
+		st := n.State(id)
+		switch st.Kind {
+		case nfa.KindCapture, nfa.KindLook:
+			return st.Next, 0, true
+		case nfa.KindRange:
+			return st.Next, 1, true
+		case nfa.KindSparse:
+			if len(st.Trans) == 0 {
+				return 0, 0, false
+			}
+			for _, t := range st.Trans[1:] {
+				if t.Next != st.Trans[0].Next {
+					return 0, 0, false
+				}
+			}
+			return st.Trans[0].Next, 1, true
+		}
+		return 0, 0, false
+	}
+	affix := make([]int32, ns)
+	// Forward from the start, which no rule state leads back to.
+	id, d := info.Start, int32(0)
+	if preds[id-sp.lo] == 0 {
+		for {
+			next, w, ok := linear(id)
+			if !ok {
+				break
+			}
+			if st := n.State(id); st.Kind == nfa.KindCapture && int(st.Slot) < ns {
+				affix[st.Slot] = d + 1
+			}
+			d += w
+			if next < sp.lo || next > sp.hi || preds[next-sp.lo] != 1 {
+				break
+			}
+			id = next
+		}
+	}
+	// Backward from the Match state.
+	if match != 0 {
+		id, d = match, 0
+		for preds[id-sp.lo] == 1 {
+			p := pred[id-sp.lo]
+			next, w, ok := linear(p)
+			if !ok || next != id {
+				break
+			}
+			d += w
+			if st := n.State(p); st.Kind == nfa.KindCapture && int(st.Slot) < ns && affix[st.Slot] == 0 {
+				affix[st.Slot] = -(d + 1)
+			}
+			id = p
+		}
+	}
+	for _, a := range affix {
+		if a == 0 {
+			return nil
+		}
+	}
+	return affix
 }
 
 // backtracker is per-stream scratch, reused across matches.
@@ -85,6 +230,16 @@ type btFrame struct {
 func (bt *backtracker) captures(dst []int, n *nfa.NFA, span stateSpan, r nfa.RuleID, hay []byte, end, before int) ([]int, bool) {
 	info := n.Rule(r)
 	ns := 2 * (info.NumGroups + 1)
+	if span.affix != nil {
+		for _, a := range span.affix {
+			if a > 0 {
+				dst = append(dst, int(a-1))
+			} else {
+				dst = append(dst, end+int(a+1))
+			}
+		}
+		return dst, true
+	}
 	npos := end + 2 // positions 0..end+1 may be visited (a path may read hay[end])
 	nbits := int(span.hi-span.lo+1) * npos
 	if nbits > maxBacktrackBits {

@@ -18,7 +18,7 @@ func TestBacktrackerCaptures(t *testing.T) {
 	alpha := []string{"a", "b", "c", "x", " ", "\n", "é", "\xff", "ab"}
 	r := rand.New(rand.NewPCG(5, 6))
 	var bt backtracker
-	checked := 0
+	checked, affixed := 0, 0 // matches compared; those without a search (affixSlots)
 	for range 3000 {
 		var sb strings.Builder
 		for range 1 + r.IntN(4) {
@@ -51,6 +51,9 @@ func TestBacktrackerCaptures(t *testing.T) {
 			}
 			if ok {
 				checked++
+				if ruleSpans(rs.nfa)[m.Rule].affix != nil {
+					affixed++
+				}
 			}
 			if m.End == m.Start {
 				break
@@ -58,7 +61,56 @@ func TestBacktrackerCaptures(t *testing.T) {
 			vm.Restart(m.End, int(hay[m.End-1]), m.End)
 		}
 	}
-	if checked < 1000 {
-		t.Fatalf("only %d matches checked", checked)
+	t.Logf("%d matches checked, %d by affix slots", checked, affixed)
+	if checked < 1000 || affixed < 200 {
+		t.Fatalf("only %d matches checked, %d of them by affix slots", checked, affixed)
+	}
+}
+
+// TestAffixSlots checks which group structures get captures without a
+// search (affixSlots) and that those captures are the Pike VM's.
+func TestAffixSlots(t *testing.T) {
+	tests := []struct {
+		pattern string
+		body    string
+		affix   bool
+	}{
+		{`([a-z0-9._%+-]+)@example\.com`, "mail bob.x@example.com now", true},
+		{`x(a+)(b)c`, "zxaaabc", true},
+		{`(\bab)(c*)`, "ab abccc", true},
+		{`(?i)(id-)[0-9]+`, "ID-42", true},
+		{`(?:(a)b)+`, "ababab", false},    // the group repeats: last iteration wins
+		{`(a){2}`, "aaa", false},          // two Capture states for one slot
+		{`(a|ab)(c|bcd)`, "abcd", false},  // group ends at a variable distance
+		{`(?:(a)|(b))c`, "bc", false},     // groups that may not participate
+		{`a(x*)b(y*)c`, "axxbyyc", false}, // group 2 starts at no fixed distance
+		{`(é|.)z`, "éz", true},            // the group is the match less its last byte
+	}
+	for _, tt := range tests {
+		rs, err := Compile([]Rule{{Pattern: tt.pattern, Replace: "$1"}}, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		span := ruleSpans(rs.nfa)[0]
+		if got := span.affix != nil; got != tt.affix {
+			t.Errorf("%q: affix plan %v, want %v", tt.pattern, span.affix, tt.affix)
+		}
+		hay := []byte(tt.body + "#")
+		vm := pikevm.New(rs.nfa)
+		vm.Restart(0, nfa.Edge, 0)
+		if vm.Advance(hay[:len(tt.body)], 0, true, 1<<20) != pikevm.Found {
+			t.Fatalf("%q: no match in %q", tt.pattern, tt.body)
+		}
+		m := vm.Match()
+		before := nfa.Edge
+		if m.Start > 0 {
+			before = int(hay[m.Start-1])
+		}
+		want := vm.Captures(nil, m.Rule, hay[m.Start:len(tt.body)], int(m.End-m.Start), before, true)
+		var bt backtracker
+		got, ok := bt.captures(nil, rs.nfa, span, m.Rule, hay[m.Start:], int(m.End-m.Start), before)
+		if !ok || !slices.Equal(got, want) {
+			t.Errorf("%q on %q: captures %v (ok %v), Pike VM %v", tt.pattern, tt.body, got, ok, want)
+		}
 	}
 }
