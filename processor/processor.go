@@ -87,22 +87,15 @@ func (s *stream) run() error {
 			if quietEnd(err) {
 				return nil
 			}
-			s.p.metrics.Errors.WithLabelValues(errRecv).Inc()
-			s.p.log.Warn("ext_proc receive failed", "error", errRecv, "cause", err,
-				"authority", s.authority, "path", s.path)
-			return err
+			return s.fail(errRecv, "ext_proc receive failed", err)
 		}
 		resp, err := s.handle(req)
 		if err != nil {
-			var se *streamError
 			token := "internal"
-			if errors.As(err, &se) {
+			if se, ok := errors.AsType[*streamError](err); ok {
 				token = se.token
 			}
-			s.p.metrics.Errors.WithLabelValues(token).Inc()
-			s.p.log.Warn("ext_proc stream aborted", "error", token, "cause", err.Error(),
-				"authority", s.authority, "path", s.path)
-			return err
+			return s.fail(token, "ext_proc stream aborted", err)
 		}
 		if req.GetObservabilityMode() {
 			continue // Envoy ignores replies in observability mode
@@ -111,12 +104,16 @@ func (s *stream) run() error {
 			if quietEnd(err) {
 				return nil
 			}
-			s.p.metrics.Errors.WithLabelValues(errSend).Inc()
-			s.p.log.Warn("ext_proc send failed", "error", errSend, "cause", err,
-				"authority", s.authority, "path", s.path)
-			return err
+			return s.fail(errSend, "ext_proc send failed", err)
 		}
 	}
+}
+
+// fail counts and logs the error that ends this stream, and returns it.
+func (s *stream) fail(token, msg string, err error) error {
+	s.p.metrics.Errors.WithLabelValues(token).Inc()
+	s.p.log.Warn(msg, "error", token, "cause", err.Error(), "authority", s.authority, "path", s.path)
+	return err
 }
 
 // quietEnd reports whether a Recv/Send error is the normal end of a stream:
