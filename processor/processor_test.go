@@ -51,20 +51,6 @@ func testCfg(t testing.TB) *config.Config {
 	return cfg
 }
 
-// requireEngine skips a test that needs real rewriting while matcher is
-// still the pass-through placeholder.
-func requireEngine(t *testing.T) {
-	t.Helper()
-	rs, err := matcher.Compile([]matcher.Rule{{Pattern: "a", Literal: true, Replace: "b"}}, matcher.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	st := rs.NewStream()
-	if out := st.Close(st.Write(nil, []byte("a"))); string(out) != "b" {
-		t.Skip("matcher is still the pass-through placeholder")
-	}
-}
-
 // rewriteResponse plays a whole HTML response for host site.test through
 // one stream, in the given chunks, and returns the body replies.
 func rewriteResponse(t *testing.T, p *Processor, chunks []string) [][]byte {
@@ -87,7 +73,6 @@ func rewriteResponse(t *testing.T, p *Processor, chunks []string) [][]byte {
 }
 
 func TestRewriteAcrossChunks(t *testing.T) {
-	requireEngine(t)
 	cfg := testCfg(t)
 	tests := []struct {
 		chunks []string
@@ -125,7 +110,6 @@ func TestRewriteAcrossChunks(t *testing.T) {
 // TestEveryCut cuts one body at every position (plus an empty final chunk)
 // and checks the replies add up to the same rewrite.
 func TestEveryCut(t *testing.T) {
-	requireEngine(t)
 	cfg := testCfg(t)
 	const body, want = "<p>foo aab fofoo</p>", "<p>bar X fobar</p>"
 	for cut := 0; cut <= len(body); cut++ {
@@ -145,7 +129,6 @@ func TestEveryCut(t *testing.T) {
 // the forced cases are pinned: "fo" may still become "foo", and "aa" may
 // still become "aab" until the end.
 func TestHeldBackTail(t *testing.T) {
-	requireEngine(t)
 	synctest.Test(t, func(t *testing.T) {
 		p, m := newProcessor(t, testCfg(t))
 		got := rewriteResponse(t, p, []string{"fo", "o", "aa", ""})
@@ -587,7 +570,6 @@ func equalStrings(a, b []string) bool {
 // makes the rest of the body pass through unchanged, counted and logged
 // once however many chunks follow.
 func TestBufferCapOverflow(t *testing.T) {
-	requireEngine(t)
 	cfg, err := config.Parse([]byte(`
 max_buffered_bytes: 16
 rule_sets:
@@ -622,7 +604,6 @@ rule_sets:
 // TestEndWithoutEndOfStream: if Envoy ends the stream while bytes are held
 // back (trailers, reset), the loss is counted rather than silent.
 func TestEndWithoutEndOfStream(t *testing.T) {
-	requireEngine(t)
 	synctest.Test(t, func(t *testing.T) {
 		p, m := newProcessor(t, testCfg(t))
 		h := startStream(t, p)
@@ -689,7 +670,6 @@ func BenchmarkStreamLifecycle(b *testing.B) {
 // TestStreamReuse: pooled stream state (matcher stream, buffers, reply
 // messages) carries nothing from one response to the next, across rule sets.
 func TestStreamReuse(t *testing.T) {
-	requireEngine(t)
 	synctest.Test(t, func(t *testing.T) {
 		p, _ := newProcessor(t, testCfg(t))
 		for i, tc := range []struct{ host, chunk0, chunk1, want string }{
