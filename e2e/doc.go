@@ -1,7 +1,7 @@
 // Package e2e tests streamsub through a real Envoy: the harness builds
-// bin/streamsub, starts the demo origin, `streamsub serve` and Envoy on free
-// loopback ports and drives HTTP requests through them. The tests are behind
-// the e2e build tag:
+// cmd/streamsub once into a temporary directory, starts the demo origin,
+// `streamsub serve` and Envoy on free loopback ports and drives HTTP
+// requests through them. The tests are behind the e2e build tag:
 //
 //	go test -tags e2e ./e2e/ -v
 //
