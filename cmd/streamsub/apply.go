@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/streamsub/streamsub/matcher"
 	"github.com/streamsub/streamsub/server/config"
 )
 
@@ -153,7 +154,8 @@ func apply(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			w.Write(dst)
 		}
 	}
-	for every > 0 && readErr == nil && feed(every) {
+	if every > 0 && readErr == nil {
+		readErr = feedEvery(in, w, st, every)
 	}
 	if readErr != nil {
 		fmt.Fprintf(stderr, "streamsub apply: reading the body: %v\n", readErr)
@@ -178,6 +180,34 @@ func apply(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "streamsub apply: rule set %q: %d replacement(s)\n", rs.Name, s.Replacements)
 	}
 	return exitOK
+}
+
+// readBlock is how much feedEvery reads at a time (rounded down to whole
+// chunks): one read and one write per block instead of per chunk.
+const readBlock = 1 << 20
+
+// feedEvery feeds the rest of in to st in chunks of every bytes (the last
+// one shorter), as successive reads of every bytes would, but reads whole
+// blocks of chunks and writes each block's output with one call, reusing
+// both buffers.
+func feedEvery(in io.Reader, w io.Writer, st *matcher.Stream, every int) error {
+	block := max(every, readBlock/every*every)
+	buf := make([]byte, block)
+	var dst []byte
+	for {
+		got, err := io.ReadFull(in, buf)
+		if err != nil && err != io.EOF && err != io.ErrUnexpectedEOF {
+			return err
+		}
+		dst = dst[:0]
+		for p := 0; p < got; p += every {
+			dst = st.Write(dst, buf[p:min(got, p+every)])
+		}
+		w.Write(dst) // a write error sticks in the bufio.Writer: reported by Flush
+		if err != nil {
+			return nil
+		}
+	}
 }
 
 // parseSizes parses "a,b,c" into non-negative chunk sizes.
