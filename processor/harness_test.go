@@ -183,6 +183,16 @@ func (h *harness) wantModeOverride(body extprocfilterv3.ProcessingMode_BodySendM
 	return c
 }
 
+// openResponse plays a GET of path on host and a 200 response of
+// contentType, and checks the headers replies and the body mode chosen.
+func (h *harness) openResponse(host, path, contentType string, mode extprocfilterv3.ProcessingMode_BodySendMode) {
+	h.t.Helper()
+	h.sendRequestHeaders(":method", "GET", ":authority", host, ":path", path)
+	h.wantHeadersReply()
+	h.sendResponseHeaders(false, ":status", "200", "content-type", contentType)
+	h.wantModeOverride(mode)
+}
+
 // wantBodyReply reads a response body reply, which must carry an explicit
 // body mutation, and returns the body.
 func (h *harness) wantBodyReply() []byte {

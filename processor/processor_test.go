@@ -55,10 +55,7 @@ func testCfg(t testing.TB) *config.Config {
 // one stream, in the given chunks, and returns the body replies.
 func rewriteResponse(t *testing.T, p *Processor, chunks []string) [][]byte {
 	h := startStream(t, p)
-	h.sendRequestHeaders(":method", "GET", ":authority", "site.test", ":path", "/")
-	h.wantHeadersReply()
-	h.sendResponseHeaders(false, ":status", "200", "content-type", "text/html; charset=utf-8")
-	h.wantModeOverride(extprocfilterv3.ProcessingMode_STREAMED)
+	h.openResponse("site.test", "/", "text/html; charset=utf-8", extprocfilterv3.ProcessingMode_STREAMED)
 	// Envoy pipelines chunks without waiting for replies.
 	for i, c := range chunks {
 		h.sendBody(c, i == len(chunks)-1)
@@ -234,10 +231,7 @@ func TestSkippedBodyPassesThrough(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		p, _ := newProcessor(t, testCfg(t))
 		h := startStream(t, p)
-		h.sendRequestHeaders(":method", "GET", ":authority", "site.test", ":path", "/img")
-		h.wantHeadersReply()
-		h.sendResponseHeaders(false, ":status", "200", "content-type", "image/png")
-		h.wantModeOverride(extprocfilterv3.ProcessingMode_NONE)
+		h.openResponse("site.test", "/img", "image/png", extprocfilterv3.ProcessingMode_NONE)
 		h.sendBody("\x89PNG", false)
 		h.sendBody("", true)
 		h.wantPassThrough()
@@ -607,10 +601,7 @@ func TestEndWithoutEndOfStream(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		p, m := newProcessor(t, testCfg(t))
 		h := startStream(t, p)
-		h.sendRequestHeaders(":method", "GET", ":authority", "site.test", ":path", "/")
-		h.wantHeadersReply()
-		h.sendResponseHeaders(false, ":status", "200", "content-type", "text/html")
-		h.wantModeOverride(extprocfilterv3.ProcessingMode_STREAMED)
+		h.openResponse("site.test", "/", "text/html", extprocfilterv3.ProcessingMode_STREAMED)
 		h.sendBody("xy fo", false)
 		if got := h.wantBodyReply(); string(got) != "xy " {
 			t.Errorf("reply = %q, want %q", got, "xy ")
@@ -680,10 +671,7 @@ func TestStreamReuse(t *testing.T) {
 			{"site.test", "", "", ""},
 		} {
 			h := startStream(t, p)
-			h.sendRequestHeaders(":method", "GET", ":authority", tc.host, ":path", "/")
-			h.wantHeadersReply()
-			h.sendResponseHeaders(false, ":status", "200", "content-type", "text/html")
-			h.wantModeOverride(extprocfilterv3.ProcessingMode_STREAMED)
+			h.openResponse(tc.host, "/", "text/html", extprocfilterv3.ProcessingMode_STREAMED)
 			h.sendBody(tc.chunk0, false)
 			h.sendBody(tc.chunk1, true)
 			got := string(h.wantBodyReply()) + string(h.wantBodyReply())
@@ -702,10 +690,7 @@ func TestDebugSummary(t *testing.T) {
 		p := New(func() *config.Config { return testCfg(t) }, nil,
 			slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
 		h := startStream(t, p)
-		h.sendRequestHeaders(":method", "GET", ":authority", "site.test", ":path", "/logo.png")
-		h.wantHeadersReply()
-		h.sendResponseHeaders(false, ":status", "200", "content-type", "image/png")
-		h.wantModeOverride(extprocfilterv3.ProcessingMode_NONE)
+		h.openResponse("site.test", "/logo.png", "image/png", extprocfilterv3.ProcessingMode_NONE)
 		h.closeOK()
 		line := logs.String()
 		for _, want := range []string{"stream done", "path=/logo.png", "rule_set=standard", "decision=content_type"} {
