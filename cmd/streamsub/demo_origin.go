@@ -24,6 +24,9 @@ func runDemoOrigin(args []string) int {
 	fs := flag.NewFlagSet("demo-origin", flag.ContinueOnError)
 	listen := fs.String("listen", "127.0.0.1:8080", "HTTP listen address")
 	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
 		return 2
 	}
 	l, err := net.Listen("tcp", *listen)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -24,6 +25,9 @@ func runHealth(args []string) int {
 	service := fs.String("service", "", "health service name (empty: the whole server)")
 	timeout := fs.Duration("timeout", 2*time.Second, "deadline for the probe")
 	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
 		return 2
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), *timeout)

@@ -36,4 +36,7 @@ func TestHealthProbe(t *testing.T) {
 	if code := runHealth([]string{"-bogus"}); code != 2 {
 		t.Errorf("bad flag: exit %d, want 2", code)
 	}
+	if code := runHealth([]string{"-h"}); code != 0 {
+		t.Errorf("-h: exit %d, want 0 (as serve, check and apply)", code)
+	}
 }
