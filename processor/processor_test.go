@@ -700,3 +700,49 @@ func TestDebugSummary(t *testing.T) {
 		}
 	})
 }
+
+// TestDefaultRuleSetWithoutRequestHeaders: with request_header_mode SKIP
+// the stream starts at the response headers and knows no :authority; the
+// default rule set ("*", or the first when the file has no hosts) still
+// applies (design.md §1: metadata > host map > default), while a host map
+// without "*" has no default.
+func TestDefaultRuleSetWithoutRequestHeaders(t *testing.T) {
+	const rules = `
+rule_sets:
+  - name: first
+    rules: [{literal: "foo", replace: "bar"}]
+  - name: other
+    rules: [{literal: "foo", replace: "baz"}]
+`
+	for _, tt := range []struct {
+		name, hosts string
+		want        string // body for "foo"; "" when not rewritten
+	}{
+		{"no hosts: the first rule set", "", "bar"},
+		{"star", `hosts: {"*": other}`, "baz"},
+		{"no star: no default", `hosts: {site.test: first}`, ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg, err := config.Parse([]byte(rules+tt.hosts+"\n"), "default.yaml")
+			if err != nil {
+				t.Fatal(err)
+			}
+			synctest.Test(t, func(t *testing.T) {
+				p, _ := newProcessor(t, cfg)
+				h := startStream(t, p)
+				h.sendResponseHeaders(false, ":status", "200", "content-type", "text/html")
+				if tt.want == "" {
+					h.wantModeOverride(extprocfilterv3.ProcessingMode_NONE)
+					h.closeOK()
+					return
+				}
+				h.wantModeOverride(extprocfilterv3.ProcessingMode_STREAMED)
+				h.sendBody("foo", true)
+				if got := h.wantBodyReply(); string(got) != tt.want {
+					t.Errorf("body %q, want %q", got, tt.want)
+				}
+				h.closeOK()
+			})
+		})
+	}
+}

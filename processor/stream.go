@@ -203,7 +203,8 @@ func (s *stream) requestHeaders(h *extprocv3.HttpHeaders) (*extprocv3.Processing
 }
 
 // selectRuleSet picks the stream's rule set: initial metadata names it, else
-// the :authority host map does, else there is none.
+// the :authority host map does, else the default ("*", or the first rule set
+// when the file has no hosts; also when :authority is unknown), else none.
 func (s *stream) selectRuleSet() {
 	s.rs, s.rsReason = nil, skipNoRuleSet
 	if s.cfg == nil {
@@ -217,16 +218,14 @@ func (s *stream) selectRuleSet() {
 		}
 		return
 	}
-	if s.authority != "" {
-		s.rs = s.cfg.RuleSetForHost(s.authority)
-	}
+	s.rs = s.cfg.RuleSetForHost(s.authority)
 }
 
 func (s *stream) responseHeaders(h *extprocv3.HttpHeaders) (*extprocv3.ProcessingResponse, error) {
 	switch s.phase {
 	case phaseStart:
-		// Request headers not sent to us (request_header_mode SKIP): only
-		// metadata can choose the rule set.
+		// Request headers not sent to us (request_header_mode SKIP): no
+		// :authority, so metadata or the default chooses the rule set.
 		s.selectRuleSet()
 	case phaseRequest:
 	default:
