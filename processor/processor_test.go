@@ -2,6 +2,7 @@ package processor
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -167,15 +168,15 @@ func TestSkipDecisions(t *testing.T) {
 	cfg := testCfg(t)
 	html := []string{":status", "200", "content-type", "text/html"}
 	tests := []struct {
-		name     string
-		md       []string // initial metadata
-		method   string
-		host     string
-		resp     []string
-		eos      bool
-		rewrite  bool
-		reason   string
-		override string // expected rule set via metadata
+		name    string
+		md      []string // initial metadata
+		method  string
+		host    string
+		resp    []string
+		eos     bool
+		rewrite bool
+		reason  string
+		ruleSet string // the rule set that rewrites; "" = standard
 	}{
 		{name: "html", method: "GET", host: "site.test", resp: html, rewrite: true},
 		{name: "css with params", method: "GET", host: "site.test", resp: []string{":status", "200", "content-type", "TEXT/CSS;charset=utf-8"}, rewrite: true},
@@ -192,8 +193,8 @@ func TestSkipDecisions(t *testing.T) {
 		{name: "trailers announced", method: "GET", host: "site.test", resp: append([]string{"trailer", "x-checksum"}, html...), reason: "trailers"},
 		{name: "no body", method: "GET", host: "site.test", resp: html, eos: true, reason: "no_body"},
 		{name: "unknown host", method: "GET", host: "other.test", resp: html, reason: "no_rule_set"},
-		{name: "metadata picks rule set", md: []string{RuleSetMetadataKey, "anything"}, method: "GET", host: "other.test", resp: []string{":status", "200", "content-type", "image/svg+xml"}, rewrite: true},
-		{name: "metadata wins over host", md: []string{RuleSetMetadataKey, "anything"}, method: "GET", host: "site.test", resp: []string{":status", "200", "content-type", "image/png"}, rewrite: true},
+		{name: "metadata picks rule set", md: []string{RuleSetMetadataKey, "anything"}, method: "GET", host: "other.test", resp: []string{":status", "200", "content-type", "image/svg+xml"}, rewrite: true, ruleSet: "anything"},
+		{name: "metadata wins over host", md: []string{RuleSetMetadataKey, "anything"}, method: "GET", host: "site.test", resp: []string{":status", "200", "content-type", "image/png"}, rewrite: true, ruleSet: "anything"},
 		{name: "metadata names unknown set", md: []string{RuleSetMetadataKey, "nope"}, method: "GET", host: "site.test", resp: html, reason: "unknown_rule_set"},
 	}
 	for _, tt := range tests {
@@ -219,6 +220,9 @@ func TestSkipDecisions(t *testing.T) {
 				}
 				if want := map[bool]float64{true: 1}[tt.rewrite]; sum(t, m.Rewritten) != want {
 					t.Errorf("rewritten = %v, want %v", sum(t, m.Rewritten), want)
+				}
+				if rs := cmp.Or(tt.ruleSet, "standard"); tt.rewrite && testutil.ToFloat64(m.Rewritten.WithLabelValues(rs)) != 1 {
+					t.Errorf("body not rewritten by rule set %q", rs)
 				}
 			})
 		})
