@@ -387,8 +387,8 @@ func TestGracefulStop(t *testing.T) {
 		t.Errorf("draining stream: mode %v, want STREAMED", r.GetModeOverride())
 	}
 	r := roundTrip(t, pc, body("foo", true))
-	if r.GetResponseBody() == nil {
-		t.Errorf("draining stream: reply %v, want body reply", r)
+	if got := r.GetResponseBody().GetResponse().GetBodyMutation().GetBody(); string(got) != "bar" {
+		t.Errorf("draining stream: reply %v, want the rewritten body %q", r, "bar")
 	}
 	pc.CloseSend()
 	pc.Recv()
