@@ -16,6 +16,7 @@ const (
 	errRecv           = "recv_failed"          // Recv failed other than by EOF/cancel
 	errSend           = "send_failed"          // Send failed
 	errBodyLost       = "held_back_bytes_lost" // the body ended without end_of_stream while bytes were held back
+	errInternal       = "internal"             // handle returned an error that is not a *streamError
 )
 
 // streamError ends one Process stream with a gRPC status. It never ends the

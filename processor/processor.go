@@ -91,7 +91,7 @@ func (s *stream) run() error {
 		}
 		resp, err := s.handle(req)
 		if err != nil {
-			token := "internal"
+			token := errInternal
 			if se, ok := errors.AsType[*streamError](err); ok {
 				token = se.token
 			}
