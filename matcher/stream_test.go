@@ -8,6 +8,8 @@ import (
 	"regexp/syntax"
 	"strings"
 	"testing"
+
+	"github.com/streamsub/streamsub/matcher/internal/regexgen"
 )
 
 // streamCase is one row of the rewrite table: each is checked whole, at
@@ -553,39 +555,8 @@ func ExampleRuleSet_NewStream() {
 	// "<a href=\"https://clone.example.net/\">17/05/2024 UA-9 UA-1</a>", 3 replacements
 }
 
-var (
-	randAtoms = []string{"a", "b", "é", ".", "[a-c]", "[^a]", `\x{FFFD}`, "^", "$", `\b`, `\B`, `\A`, `\z`,
-		"(?-s:.)", `\pL`, `\n`, "(?i)a", "(?-m:$)", "(?-m:^)", `[^\n]`, "x", " "}
-	randBody = []string{"a", "b", "c", "x", "\n", " ", "é", "\xff", "\xc3", "\xa9", "\xe2\x82", "\xe2\x82\xac", "A"}
-	randTmpl = []string{"", "-", "[$&]", "<$1>", "$2$1", "$$", "${1}0"}
-)
-
-func randPattern(rng *rand.Rand, depth int) string {
-	if depth == 0 || rng.IntN(3) == 0 {
-		return randAtoms[rng.IntN(len(randAtoms))]
-	}
-	a := randPattern(rng, depth-1)
-	switch rng.IntN(10) {
-	case 0, 1:
-		return a + randPattern(rng, depth-1)
-	case 2:
-		return a + "|" + randPattern(rng, depth-1)
-	case 3:
-		return "(?:" + a + ")*"
-	case 4:
-		return "(?:" + a + ")+"
-	case 5:
-		return "(?:" + a + ")?"
-	case 6:
-		return "(?:" + a + ")*?"
-	case 7:
-		return "(?:" + a + "){1,2}"
-	case 8:
-		return "(" + a + ")"
-	default:
-		return "(?:" + a + ")??"
-	}
-}
+// randTmpl are the templates of random rules.
+var randTmpl = []string{"", "-", "[$&]", "<$1>", "$2$1", "$$", "${1}0"}
 
 // TestRandomAgainstReference: random rule sets (regexes with assertions,
 // invalid-UTF-8-matching classes, empty matches, captures, once rules)
@@ -601,7 +572,7 @@ func TestRandomAgainstReference(t *testing.T) {
 		var rules []Rule
 		for n := 1 + rng.IntN(3); n > 0; n-- {
 			rules = append(rules, Rule{
-				Pattern: randPattern(rng, 3),
+				Pattern: regexgen.Pattern(rng, 3),
 				Replace: randTmpl[rng.IntN(len(randTmpl))],
 				Once:    rng.IntN(4) == 0,
 			})
@@ -615,10 +586,7 @@ func TestRandomAgainstReference(t *testing.T) {
 			rs.fast = nil
 		}
 		for j := 0; j < 5; j++ {
-			var body []byte
-			for n := rng.IntN(16); n > 0; n-- {
-				body = append(body, randBody[rng.IntN(len(randBody))]...)
-			}
+			body := regexgen.Body(nil, rng, 16)
 			want, err := refRewrite(rules, body)
 			if err != nil {
 				t.Fatal(err)

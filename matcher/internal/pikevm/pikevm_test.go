@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/streamsub/streamsub/matcher/internal/regexgen"
+
 	"github.com/streamsub/streamsub/matcher/internal/nfa"
 )
 
@@ -56,47 +58,6 @@ func firstMatch(vm *VM, body []byte, step int) (Match, bool) {
 	}
 }
 
-var (
-	genAtoms = []string{"a", "b", "é", ".", "[a-c]", "[^a]", `\x{FFFD}`, "^", "$", `\b`, `\B`, `\A`, `\z`,
-		"(?-s:.)", `\pL`, `\n`, "(?i)a", "(?-m:$)", "(?-m:^)", `[^\n]`, "x"}
-	genBody = []string{"a", "b", "c", "x", "\n", " ", "é", "\xff", "\xc3", "\xa9", "\xe2\x82", "\xe2\x82\xac", "A"}
-)
-
-func genPattern(rng *rand.Rand, depth int) string {
-	if depth == 0 || rng.IntN(3) == 0 {
-		return genAtoms[rng.IntN(len(genAtoms))]
-	}
-	a := genPattern(rng, depth-1)
-	switch rng.IntN(10) {
-	case 0, 1:
-		return a + genPattern(rng, depth-1)
-	case 2:
-		return a + "|" + genPattern(rng, depth-1)
-	case 3:
-		return "(?:" + a + ")*"
-	case 4:
-		return "(?:" + a + ")+"
-	case 5:
-		return "(?:" + a + ")?"
-	case 6:
-		return "(?:" + a + ")*?"
-	case 7:
-		return "(?:" + a + "){1,2}"
-	case 8:
-		return "(" + a + ")"
-	default:
-		return "(?:" + a + ")??"
-	}
-}
-
-func genText(rng *rand.Rand) []byte {
-	var b []byte
-	for n := rng.IntN(12); n > 0; n-- {
-		b = append(b, genBody[rng.IntN(len(genBody))]...)
-	}
-	return b
-}
-
 // TestAgainstGoRegexp checks the first leftmost-first match and its
 // captures against Go's regexp, for random patterns and bodies fed whole
 // and one byte at a time.
@@ -121,7 +82,7 @@ func checkAgainstGoRegexp(t *testing.T, rng *rand.Rand, iters int) {
 		nrules := 1 + rng.IntN(3)
 		var pats []string
 		for range nrules {
-			pats = append(pats, genPattern(rng, 3))
+			pats = append(pats, regexgen.Pattern(rng, 3))
 		}
 		n := compile(t, pats...)
 		vm := New(n)
@@ -135,7 +96,7 @@ func checkAgainstGoRegexp(t *testing.T, rng *rand.Rand, iters int) {
 			single = regexp.MustCompile("(?sm)" + pats[0])
 		}
 		for j := 0; j < 10; j++ {
-			body := genText(rng)
+			body := regexgen.Body(nil, rng, 12)
 			want := re.FindIndex(body)
 			for _, step := range []int{0, 1, 2} {
 				got, ok := firstMatch(vm, body, step)
