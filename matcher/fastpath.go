@@ -15,8 +15,13 @@ package matcher
 //     (Stream.replacement, shared with the exact engine's Stream.replace)
 //     and the scan restarts at the match end. None: no match starts
 //     there; the scan restarts one byte later.
-//  3. Whenever the fast path cannot decide within the chunk — a window
-//     still open at the chunk's end, a window or match longer than the
+//  3. A window still open at the chunk's end is carried to the next Write
+//     in the DFA (fastStream.carry) while the exact engine would hold no
+//     more than the cap there; its bytes stay held as the hand-over below
+//     leaves them, and are written unchanged if the window closes without
+//     a match.
+//  4. Whenever the fast path cannot decide within the chunk — a carried
+//     window that matches or stays open, a window or match longer than the
 //     hold-back cap allows, a lazy DFA cache that gave up, a decoding that
 //     needs the next chunk, too much work on failed attempts — it hands the
 //     stream to the exact engine at a position where the engine provably has
@@ -71,6 +76,15 @@ type fastStream struct {
 	hist  [8]byte
 	nhist int
 	bt    backtracker // capture positions (fastpath_captures.go)
+	// carry: a window was open at the end of the last chunk and is kept in
+	// the DFA (state, opened held bytes before the chunk end) instead of
+	// being handed to the exact engine. Its bytes are held in Stream.buf
+	// exactly as toExact leaves them, with the engine restarted at the
+	// window but not run yet: if the window closes without a match they are
+	// written unchanged; otherwise (and at Close) the engine runs over them.
+	carry bool
+	state lazydfa.StateID
+	held  int
 }
 
 // maxFastSpanMargin keeps fast-path windows clear of the exact engine's
@@ -112,12 +126,14 @@ func (rs *RuleSet) newFastStream() *fastStream {
 func (st *Stream) fastReset() {
 	if f := st.fast; f != nil {
 		f.nhist = 0
+		f.carry = false
 	}
 }
 
 // fastRelease returns the stream's caches to the pool (Stream.Close).
 func (st *Stream) fastRelease() {
 	if f := st.fast; f != nil && f.caches != nil {
+		f.carry = false
 		f.fp.caches.Put(f.caches)
 		f.caches = nil
 	}
@@ -139,9 +155,14 @@ func (st *Stream) writeFast(dst, chunk []byte) []byte {
 	abs0 := st.base + int64(len(st.buf)) // body offset of chunk[0]
 	i := 0
 	handedOver := false // the fast path just gave up at i: the engine must make progress
+	if f.carry && len(chunk) > 0 {
+		f.carry = false
+		dst, i = st.fastScan(dst, chunk, abs0, 0, true)
+		handedOver = true
+	}
 	for i < len(chunk) {
 		if !handedOver && st.exactIdle() {
-			dst, i = st.fastScan(dst, chunk, abs0, i)
+			dst, i = st.fastScan(dst, chunk, abs0, i, false)
 			handedOver = true
 			continue
 		}
@@ -283,8 +304,9 @@ func (st *Stream) toExact(dst, chunk []byte, abs0 int64, emit, q int) []byte {
 // fastScan rewrites chunk[i:] on the fast path; the exact engine is idle at
 // chunk index i with everything before it written. It returns dst and the
 // chunk index up to which it consumed the chunk: len(chunk), or where it
-// handed the stream to the exact engine (toExact).
-func (st *Stream) fastScan(dst, chunk []byte, abs0 int64, i int) ([]byte, int) {
+// handed the stream to the exact engine (toExact). With resume (i == 0),
+// the window carried from the last chunk (fastStream.carry) continues.
+func (st *Stream) fastScan(dst, chunk []byte, abs0 int64, i int, resume bool) ([]byte, int) {
 	f := st.fast
 	fp := f.fp
 	scan, anch := f.caches.scan, f.caches.anch
@@ -292,13 +314,42 @@ func (st *Stream) fastScan(dst, chunk []byte, abs0 int64, i int) ([]byte, int) {
 	emit := i            // chunk[emit:i] is final and not yet written
 	budget := len(chunk) // bytes failed anchored attempts may examine
 	for i < len(chunk) {
-		off, status := scan.Scan(chunk[i:], fp.maxSpan)
+		var off int
+		var status lazydfa.Status
+		if resume {
+			resume = false
+			off, status = scan.ScanFrom(chunk, f.state, -f.held, fp.maxSpan)
+			if off < 0 {
+				// The carried window decides (matched, still open, too
+				// long, gave up): the exact engine, restarted at it with
+				// its bytes in buf, resolves it.
+				st.countFallback(status == lazydfa.GaveUp)
+				return dst, 0
+			}
+			// It closed without a match: its bytes are final.
+			dst = st.emitUpTo(dst, st.base+int64(len(st.buf)))
+		} else {
+			off, status = scan.ScanFrom(chunk[i:], lazydfa.Idle, 0, fp.maxSpan)
+		}
 		w := i + off
 		switch status {
 		case lazydfa.NoMatch:
 			return st.toExact(dst, chunk, abs0, emit, len(chunk)), len(chunk)
 		case lazydfa.Matched:
-		default: // Open, Long, GaveUp
+		case lazydfa.Open:
+			// Keep the window in the DFA across the chunk end when the
+			// exact engine would hold no more than the cap allows here (it
+			// restarts at or before w, so it holds at most what follows):
+			// then it would not overflow at this chunk end either.
+			dst = st.toExact(dst, chunk, abs0, emit, w)
+			if abs0+int64(len(chunk))-st.emitted <= int64(st.rs.maxBuffer) {
+				st.buf = append(st.buf, chunk[w:]...)
+				f.carry, f.state, f.held = true, scan.OpenState(), len(chunk)-w
+				return dst, len(chunk)
+			}
+			st.countFallback(false)
+			return dst, w
+		default: // Long, GaveUp
 			st.countFallback(status == lazydfa.GaveUp)
 			return st.toExact(dst, chunk, abs0, emit, w), w
 		}

@@ -67,7 +67,8 @@ type Cache struct {
 	mem     int
 	clears  int
 	gaveUp  bool
-	matchAt int // after Scan returned Matched: the offset just past the byte that entered the match state
+	open    StateID // after Scan returned Open: the state at the end of the input
+	matchAt int     // after Scan returned Matched: the offset just past the byte that entered the match state
 }
 
 // MatchAt returns, after Scan returned Matched, the offset in its input
@@ -205,8 +206,22 @@ func (c *Cache) next(s StateID, b byte) (StateID, bool) {
 // steps and no group head has to test for it. When a single byte can start
 // a match, Idle skips ahead with bytes.IndexByte (the prefilter).
 func (c *Cache) Scan(b []byte, maxWindow int) (int, Status) {
+	return c.ScanFrom(b, Idle, 0, maxWindow)
+}
+
+// OpenState returns, after Scan or ScanFrom returned Open, the state the
+// DFA was in at the end of the input: ScanFrom continues the open window
+// from it over the next input. It stays valid until the next scan.
+func (c *Cache) OpenState() StateID { return c.open }
+
+// ScanFrom is Scan continuing a window: the DFA starts in state s (Idle, or
+// the OpenState of the previous scan), and w0 is the offset in b where the
+// window open in s started (<= 0: before b; 0 when s is Idle). Returned
+// offsets below 0 name that carried window; an offset >= 0 (or NoMatch)
+// means the carried window closed without reaching a match state.
+func (c *Cache) ScanFrom(b []byte, s StateID, w0, maxWindow int) (int, Status) {
 	if c.gaveUp {
-		return 0, GaveUp
+		return w0, GaveUp
 	}
 	trans := c.trans
 	cls := &c.d.classes.m
@@ -216,7 +231,7 @@ func (c *Cache) Scan(b []byte, maxWindow int) (int, Status) {
 	bp := unsafe.Pointer(unsafe.SliceData(b))
 	// w: where the current window opened (the byte after the last Idle
 	// state); invariant between steps: s == Idle implies w == i.
-	s, w, i := Idle, 0, 0
+	w, i := w0, 0
 	for i < n {
 		if s == Idle && pf != nil {
 			if i = pf.Next(b, i); i >= n {
@@ -313,6 +328,7 @@ func (c *Cache) Scan(b []byte, maxWindow int) (int, Status) {
 		}
 	}
 	if s != Idle {
+		c.open = s
 		return w, Open
 	}
 	return n, NoMatch
