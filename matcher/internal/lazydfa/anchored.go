@@ -64,14 +64,8 @@ func ctxOf(b int) uint8 {
 
 // NewAnchored builds the anchored resolver of n.
 func NewAnchored(n *nfa.NFA, cfg Config) *Anchored {
-	a := &Anchored{nfa: n, hasInvalid: n.HasInvalid(), cacheBytes: cfg.CacheBytes, maxClears: cfg.MaxClears}
-	if a.cacheBytes <= 0 {
-		a.cacheBytes = DefaultCacheBytes
-	}
-	a.cacheBytes = max(a.cacheBytes, minCacheBytes)
-	if a.maxClears <= 0 {
-		a.maxClears = defaultMaxClears
-	}
+	a := &Anchored{nfa: n, hasInvalid: n.HasInvalid()}
+	a.cacheBytes, a.maxClears = cfg.limits()
 	if cfg.NoClasses {
 		a.classes = identityClasses()
 	} else {

@@ -59,6 +59,19 @@ type Config struct {
 	MaxClears int
 }
 
+// limits returns the cache budget and clear limit cfg asks for, with the
+// defaults filled in; the forward and the anchored DFA bound memory alike.
+func (cfg Config) limits() (cacheBytes, maxClears int) {
+	cacheBytes, maxClears = cfg.CacheBytes, cfg.MaxClears
+	if cacheBytes <= 0 {
+		cacheBytes = DefaultCacheBytes
+	}
+	if maxClears <= 0 {
+		maxClears = defaultMaxClears
+	}
+	return max(cacheBytes, minCacheBytes), maxClears
+}
+
 // defaultMaxClears: after this many clears a stream's cache gives up and
 // the exact engine runs alone (the DFA would be rebuilding states faster
 // than it uses them).
@@ -80,14 +93,8 @@ type DFA struct {
 // New builds the DFA of n. It does no determinization: states are built by
 // each Cache as the search needs them.
 func New(n *nfa.NFA, cfg Config) *DFA {
-	d := &DFA{nfa: n, cacheBytes: cfg.CacheBytes, maxClears: cfg.MaxClears}
-	if d.cacheBytes <= 0 {
-		d.cacheBytes = DefaultCacheBytes
-	}
-	d.cacheBytes = max(d.cacheBytes, minCacheBytes)
-	if d.maxClears <= 0 {
-		d.maxClears = defaultMaxClears
-	}
+	d := &DFA{nfa: n}
+	d.cacheBytes, d.maxClears = cfg.limits()
 	if cfg.NoClasses {
 		d.classes = identityClasses()
 	} else {
