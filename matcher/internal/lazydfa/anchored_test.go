@@ -2,7 +2,6 @@ package lazydfa
 
 import (
 	"math/rand/v2"
-	"strings"
 	"testing"
 
 	"github.com/streamsub/streamsub/matcher/internal/nfa"
@@ -88,19 +87,8 @@ func TestAnchoredVsPikeVM(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	alpha := []string{"a", "b", "c", "x", "y", "k", "K", "0", "1", " ", "\n", "é", "\xff", "\xc3", "\xe2\x82", "\x80"}
 	for iter := range 2000 {
-		var pats []string
-		for range 1 + r.IntN(3) {
-			var sb strings.Builder
-			for range 1 + r.IntN(3) {
-				sb.WriteString("(?:" + atoms[r.IntN(len(atoms))] + ")" + quants[r.IntN(len(quants))])
-			}
-			pats = append(pats, sb.String())
-		}
-		var sb strings.Builder
-		for range r.IntN(16) {
-			sb.WriteString(alpha[r.IntN(len(alpha))])
-		}
-		hay := []byte(sb.String())
+		pats := randRules(r, atoms, quants)
+		hay := []byte(randText(r, alpha, 16))
 		n := mustNFA(t, pats...)
 		cfg := Config{NoClasses: iter%5 == 1}
 		if iter%5 == 2 {

@@ -99,19 +99,8 @@ func TestScanSound(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	alpha := []string{"a", "b", "c", "x", "y", "k", "K", "0", "1", " ", "\n", "é", "\xff", "\xc3"}
 	for iter := range 3000 {
-		var pats []string
-		for range 1 + r.IntN(3) {
-			var sb strings.Builder
-			for range 1 + r.IntN(3) {
-				sb.WriteString("(?:" + atoms[r.IntN(len(atoms))] + ")" + quants[r.IntN(len(quants))])
-			}
-			pats = append(pats, sb.String())
-		}
-		var sb strings.Builder
-		for range r.IntN(20) {
-			sb.WriteString(alpha[r.IntN(len(alpha))])
-		}
-		body := sb.String()
+		pats := randRules(r, atoms, quants)
+		body := randText(r, alpha, 20)
 		cfg := Config{}
 		if iter%3 == 0 {
 			cfg = Config{CacheBytes: 1, MaxClears: 1 + r.IntN(3)}
@@ -189,19 +178,8 @@ func TestScanMatchesSimple(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	alpha := []string{"a", "b", "c", "x", "y", "k", "K", "0", "1", " ", "\n", "é", "\xff", "abc", "kab", "zz"}
 	for iter := range 3000 {
-		var pats []string
-		for range 1 + r.IntN(3) {
-			var sb strings.Builder
-			for range 1 + r.IntN(3) {
-				sb.WriteString("(?:" + atoms[r.IntN(len(atoms))] + ")" + quants[r.IntN(len(quants))])
-			}
-			pats = append(pats, sb.String())
-		}
-		var sb strings.Builder
-		for range r.IntN(120) {
-			sb.WriteString(alpha[r.IntN(len(alpha))])
-		}
-		body := []byte(sb.String())
+		pats := randRules(r, atoms, quants)
+		body := []byte(randText(r, alpha, 120))
 		cfg := Config{}
 		if iter%3 == 0 {
 			cfg = Config{CacheBytes: 1, MaxClears: 1 + r.IntN(5)}
@@ -225,4 +203,27 @@ func TestScanMatchesSimple(t *testing.T) {
 			i += off + 1
 		}
 	}
+}
+
+// randRules returns 1–3 random patterns, each a concatenation of 1–3
+// quantified atoms.
+func randRules(r *rand.Rand, atoms, quants []string) []string {
+	var pats []string
+	for range 1 + r.IntN(3) {
+		var sb strings.Builder
+		for range 1 + r.IntN(3) {
+			sb.WriteString("(?:" + atoms[r.IntN(len(atoms))] + ")" + quants[r.IntN(len(quants))])
+		}
+		pats = append(pats, sb.String())
+	}
+	return pats
+}
+
+// randText concatenates fewer than maxPieces random pieces.
+func randText(r *rand.Rand, pieces []string, maxPieces int) string {
+	var sb strings.Builder
+	for range r.IntN(maxPieces) {
+		sb.WriteString(pieces[r.IntN(len(pieces))])
+	}
+	return sb.String()
 }
