@@ -2,10 +2,14 @@ package main
 
 import (
 	"bytes"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/streamsub/streamsub/server/config"
 )
 
 // applyConfig has one rule of each kind: a literal, a regex, a regex whose
@@ -193,4 +197,78 @@ func slicesEqual(a, b []int) bool {
 		}
 	}
 	return true
+}
+
+// TestApplyLargeBody feeds a body of several read blocks through the
+// pipelined reader/rewriter/writer and compares it with the same rule set
+// applied to the whole body in one Write: blocks must come out in order and
+// recycled buffers must not leak bytes from one block into another.
+func TestApplyLargeBody(t *testing.T) {
+	cfg := writeFile(t, "streamsub.yaml", applyConfig)
+	var body strings.Builder
+	for i := 0; body.Len() < 3*readBlock+12345; i++ {
+		fmt.Fprintf(&body, "<p>%d: %s costs %d USD</p>\n", i, []string{"UA-12345-1", "https://www.example.com/a", "plain text"}[i%3], i)
+	}
+	input := writeFile(t, "big.html", body.String())
+	loaded, err := config.Load(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := loaded.RuleSets[0].Compiled.NewStream()
+	want := string(st.Close(st.Write(nil, []byte(body.String()))))
+	for _, chunk := range []string{"16384", "1000", "65536"} {
+		code, out, errOut := runApplyWith([]string{"-config", cfg, "-chunk-size", chunk, input}, "")
+		if code != 0 || out != want {
+			t.Errorf("-chunk-size %s: exit %d, stderr %q, output of %d bytes differs from the whole-body rewrite (%d bytes)",
+				chunk, code, errOut, len(out), len(want))
+		}
+	}
+	if want == body.String() {
+		t.Fatal("the rule set changed nothing: the comparison proves nothing")
+	}
+}
+
+// TestApplyOutputFile checks -o: an existing longer file is truncated to
+// the new output (also for an empty body), and a device such as /dev/null
+// is written without truncation.
+func TestApplyOutputFile(t *testing.T) {
+	cfg := writeFile(t, "streamsub.yaml", applyConfig)
+	input := writeFile(t, "body.html", applyBody)
+	empty := writeFile(t, "empty.html", "")
+	for _, tc := range []struct{ in, want string }{{input, applyWant}, {empty, ""}} {
+		out := writeFile(t, "out.html", strings.Repeat("stale output\n", 1000))
+		code, _, errOut := runApplyWith([]string{"-config", cfg, "-o", out, tc.in}, "")
+		got, err := os.ReadFile(out)
+		if code != 0 || err != nil || string(got) != tc.want {
+			t.Errorf("%s over a longer file: exit %d, stderr %q, file %q (%v); want %q", tc.in, code, errOut, got, err, tc.want)
+		}
+	}
+	if _, err := os.Stat(os.DevNull); err == nil {
+		if code, _, errOut := runApplyWith([]string{"-config", cfg, "-o", os.DevNull, input}, ""); code != 0 {
+			t.Errorf("-o %s: exit %d, stderr %q", os.DevNull, code, errOut)
+		}
+	}
+}
+
+// failingWriter accepts limit bytes and then fails every write.
+type failingWriter struct{ limit int }
+
+func (w *failingWriter) Write(p []byte) (int, error) {
+	if len(p) > w.limit {
+		n := w.limit
+		w.limit = 0
+		return n, errors.New("disk full")
+	}
+	w.limit -= len(p)
+	return len(p), nil
+}
+
+func TestApplyReportsWriteError(t *testing.T) {
+	cfg := writeFile(t, "streamsub.yaml", applyConfig)
+	body := strings.Repeat(applyBody+"\n", 2*readBlock/len(applyBody))
+	var errOut bytes.Buffer
+	code := apply([]string{"-config", cfg, "-chunk-size", "4096"}, strings.NewReader(body), &failingWriter{limit: readBlock / 2}, &errOut)
+	if want := "writing the output: disk full"; code != exitIO || !strings.Contains(errOut.String(), want) {
+		t.Errorf("exit %d, stderr %q; want %d and %q", code, errOut.String(), exitIO, want)
+	}
 }
