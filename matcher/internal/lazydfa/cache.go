@@ -3,7 +3,6 @@ package lazydfa
 import (
 	"encoding/binary"
 	"slices"
-	"unsafe"
 
 	"github.com/streamsub/streamsub/matcher/internal/nfa"
 )
@@ -40,6 +39,7 @@ type Stats struct {
 	Clears int // times the cache was emptied for lack of room
 	Bytes  int // memory accounted to the cache
 	GaveUp bool
+	Syncs  int // times the speculative chain of ScanFrom took over (scan.go)
 }
 
 // Cache is the partly built transition table of a DFA, owned by one stream
@@ -66,6 +66,7 @@ type Cache struct {
 
 	mem     int
 	clears  int
+	syncs   int
 	gaveUp  bool
 	open    StateID // after Scan returned Open: the state at the end of the input
 	matchAt int     // after Scan returned Matched: the offset just past the byte that entered the match state
@@ -112,7 +113,7 @@ func (c *Cache) Reset() {
 
 // Stats reports the cache's size and history.
 func (c *Cache) Stats() Stats {
-	return Stats{States: len(c.ids), Clears: c.clears, Bytes: c.mem, GaveUp: c.gaveUp}
+	return Stats{States: len(c.ids), Clears: c.clears, Bytes: c.mem, GaveUp: c.gaveUp, Syncs: c.syncs}
 }
 
 // insert adds a state for set (sorted) with the given key, and returns its ID.
@@ -142,6 +143,13 @@ func stateCost(stride, setLen int) int {
 // next computes the transition of s on byte b, building the target state
 // if needed. ok is false when the cache gave up.
 func (c *Cache) next(s StateID, b byte) (StateID, bool) {
+	return c.step(s, b, true)
+}
+
+// step is next; with mayClear false it fails (ok false, nothing changed)
+// instead of clearing the cache when the new state does not fit, so that
+// the IDs other scan chains hold stay valid.
+func (c *Cache) step(s StateID, b byte, mayClear bool) (StateID, bool) {
 	d := c.d
 	idx := s.row() / d.stride
 	set := c.setData[c.setStart[idx]:c.setStart[idx+1]]
@@ -178,6 +186,9 @@ func (c *Cache) next(s StateID, b byte) (StateID, bool) {
 	}
 	cost := stateCost(d.stride, len(cl.consumers))
 	if c.mem+cost > d.cacheBytes || (len(c.ids)+1)*d.stride*4 > int(maxOffset) {
+		if !mayClear {
+			return Unknown, false
+		}
 		c.clears++
 		if c.clears > d.maxClears {
 			c.gaveUp = true
@@ -189,168 +200,4 @@ func (c *Cache) next(s StateID, b byte) (StateID, bool) {
 	t := c.insert(key, cl.consumers, cl.match)
 	c.trans[s.row()+int(d.classes.Get(b))] = t
 	return t, true
-}
-
-// Scan runs the DFA over b, starting Idle (no live thread before b[0]).
-// It returns NoMatch with len(b) when b holds no match and leaves no thread
-// alive; otherwise the offset in b where the decisive window opened, with
-// Matched, Open, Long (a window longer than maxWindow bytes, detected at
-// most maxWindow/2 bytes late) or GaveUp (see Status). Bytes before the
-// returned offset provably take part in no match.
-//
-// The hot loop treats Idle as an ordinary state, so that windows opening
-// and closing every few bytes (word-shaped rules over text) cost nothing,
-// and is unrolled eight times with unchecked loads: only a tagged
-// transition (match or not yet computed) leaves it. The window start is
-// tracked with conditional moves, so that Idle implies w == i between
-// steps and no group head has to test for it. When a single byte can start
-// a match, Idle skips ahead with bytes.IndexByte (the prefilter).
-func (c *Cache) Scan(b []byte, maxWindow int) (int, Status) {
-	return c.ScanFrom(b, Idle, 0, maxWindow)
-}
-
-// OpenState returns, after Scan or ScanFrom returned Open, the state the
-// DFA was in at the end of the input: ScanFrom continues the open window
-// from it over the next input. It stays valid until the next scan.
-func (c *Cache) OpenState() StateID { return c.open }
-
-// ScanFrom is Scan continuing a window: the DFA starts in state s (Idle, or
-// the OpenState of the previous scan), and w0 is the offset in b where the
-// window open in s started (<= 0: before b; 0 when s is Idle). Returned
-// offsets below 0 name that carried window; an offset >= 0 (or NoMatch)
-// means the carried window closed without reaching a match state.
-func (c *Cache) ScanFrom(b []byte, s StateID, w0, maxWindow int) (int, Status) {
-	if c.gaveUp {
-		return w0, GaveUp
-	}
-	trans := c.trans
-	cls := &c.d.classes.m
-	pf := c.d.pf
-	block := max(maxWindow/2, 4)
-	n := len(b)
-	bp := unsafe.Pointer(unsafe.SliceData(b))
-	// w: where the current window opened (the byte after the last Idle
-	// state); invariant between steps: s == Idle implies w == i.
-	w, i := w0, 0
-	for i < n {
-		if s == Idle && pf != nil {
-			if i = pf.Next(b, i); i >= n {
-				break
-			}
-			w = i
-		}
-		end := min(n, i+block)
-		for i < end {
-			tp := unsafe.Pointer(unsafe.SliceData(trans))
-			for i+8 <= end {
-				if pf != nil && s == Idle {
-					break // back to the IndexByte skip (below)
-				}
-				t0 := load(tp, s, cls[*(*byte)(unsafe.Add(bp, i))])
-				if t0 >= tagMatch {
-					break
-				}
-				w = sel(t0 == Idle, i+1, w)
-				t1 := load(tp, t0, cls[*(*byte)(unsafe.Add(bp, i+1))])
-				if t1 >= tagMatch {
-					s, i = t0, i+1
-					break
-				}
-				w = sel(t1 == Idle, i+2, w)
-				t2 := load(tp, t1, cls[*(*byte)(unsafe.Add(bp, i+2))])
-				if t2 >= tagMatch {
-					s, i = t1, i+2
-					break
-				}
-				w = sel(t2 == Idle, i+3, w)
-				t3 := load(tp, t2, cls[*(*byte)(unsafe.Add(bp, i+3))])
-				if t3 >= tagMatch {
-					s, i = t2, i+3
-					break
-				}
-				w = sel(t3 == Idle, i+4, w)
-				t4 := load(tp, t3, cls[*(*byte)(unsafe.Add(bp, i+4))])
-				if t4 >= tagMatch {
-					s, i = t3, i+4
-					break
-				}
-				w = sel(t4 == Idle, i+5, w)
-				t5 := load(tp, t4, cls[*(*byte)(unsafe.Add(bp, i+5))])
-				if t5 >= tagMatch {
-					s, i = t4, i+5
-					break
-				}
-				w = sel(t5 == Idle, i+6, w)
-				t6 := load(tp, t5, cls[*(*byte)(unsafe.Add(bp, i+6))])
-				if t6 >= tagMatch {
-					s, i = t5, i+6
-					break
-				}
-				w = sel(t6 == Idle, i+7, w)
-				t7 := load(tp, t6, cls[*(*byte)(unsafe.Add(bp, i+7))])
-				if t7 >= tagMatch {
-					s, i = t6, i+7
-					break
-				}
-				w = sel(t7 == Idle, i+8, w)
-				s, i = t7, i+8
-			}
-			if i >= end {
-				break
-			}
-			if s == Idle && pf != nil && !pf.Set()[b[i]] {
-				break // back to the IndexByte skip
-			}
-			// One careful step: the byte whose transition is tagged, or
-			// the tail of the block.
-			t := trans[s.row()+int(cls[b[i]])]
-			if t >= tagMatch {
-				if t == Unknown {
-					var ok bool
-					if t, ok = c.next(s, b[i]); !ok {
-						return w, GaveUp
-					}
-					trans = c.trans
-				}
-				if t&tagMatch != 0 {
-					c.matchAt = i + 1
-					return w, Matched
-				}
-			}
-			s = t
-			i++
-			if s == Idle {
-				w = i
-			}
-		}
-		if s != Idle && i-w > maxWindow {
-			return w, Long
-		}
-	}
-	if s != Idle {
-		c.open = s
-		return w, Open
-	}
-	return n, NoMatch
-}
-
-// sel returns a if c, else b; written so that the compiler emits a
-// conditional move (window starts change at every word edge: a branch there
-// mispredicts).
-func sel(c bool, a, b int) int {
-	if c {
-		return a
-	}
-	return b
-}
-
-// load returns the transition of untagged state s on class cl from the
-// table at tp. PERF: unchecked (unsafe) because the table always has a full
-// row for every state an untagged ID names — the invariant of insert — and
-// the bounds check cost ~20% of the scan loop (callgrind, BenchmarkRewrite).
-// The ID is the row's byte offset, so the address tp + 4*cl + s is one
-// addressing mode whose only input on the state chain is s: the chain of
-// dependent steps is a load per byte, without an add.
-func load(tp unsafe.Pointer, s StateID, cl uint8) StateID {
-	return *(*StateID)(unsafe.Add(unsafe.Add(tp, uintptr(cl)*4), uintptr(s)))
 }

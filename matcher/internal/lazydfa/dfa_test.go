@@ -4,6 +4,7 @@ import (
 	"math/rand/v2"
 	"regexp"
 	"regexp/syntax"
+	"slices"
 	"strings"
 	"testing"
 
@@ -121,88 +122,130 @@ func TestScanSound(t *testing.T) {
 	}
 }
 
-// scanSimple is Scan without the unrolled loop: one checked step per byte,
-// the window start tracked on every step. TestScanMatchesSimple holds the
-// fast loop to it.
-func scanSimple(c *Cache, b []byte, maxWindow int) (int, Status) {
+// scanSimple is ScanFrom as one checked step per byte: the window start
+// tracked on every step, the window length checked after every step (the
+// exact Long), no speculative chain. TestScanMatchesSimple holds the fast
+// loops to it.
+func scanSimple(c *Cache, b []byte, s StateID, w0, maxWindow int) (int, Status) {
 	if c.gaveUp {
-		return 0, GaveUp
+		return w0, GaveUp
 	}
+	maxWindow = max(maxWindow, 1)
 	pf := c.d.pf
-	block := max(maxWindow/2, 4)
 	n := len(b)
-	s, w, i := Idle, 0, 0
-	for i < n {
-		if s == Idle && pf != nil {
-			if i = pf.Next(b, i); i >= n {
-				break
-			}
+	w := w0
+	for i := 0; i < n; i++ {
+		if s == Idle {
 			w = i
+			if pf != nil && !pf.Set()[b[i]] {
+				continue
+			}
 		}
-		for end := min(n, i+block); i < end; i++ {
-			if s == Idle {
-				w = i
-				if pf != nil && !pf.Set()[b[i]] {
-					break
-				}
+		t := c.trans[s.row()+int(c.d.classes.Get(b[i]))]
+		if t == Unknown {
+			var ok bool
+			if t, ok = c.next(s, b[i]); !ok {
+				return w, GaveUp
 			}
-			t := c.trans[s.row()+int(c.d.classes.Get(b[i]))]
-			if t == Unknown {
-				var ok bool
-				if t, ok = c.next(s, b[i]); !ok {
-					return w, GaveUp
-				}
-			}
-			if t&tagMatch != 0 {
-				c.matchAt = i + 1
-				return w, Matched
-			}
-			s = t
 		}
-		if s != Idle && i-w > maxWindow {
+		if t&tagMatch != 0 {
+			c.matchAt = i + 1
+			return w, Matched
+		}
+		s = t
+		if s != Idle && i+1-w > maxWindow {
 			return w, Long
 		}
 	}
 	if s != Idle {
+		c.open = s
 		return w, Open
 	}
 	return n, NoMatch
 }
 
-// TestScanMatchesSimple compares Scan with scanSimple on random rules and
-// bodies, over every window of a body as the fast path walks it, with
-// small window limits (Long) and tiny caches (clears, give-ups).
+// TestScanMatchesSimple compares ScanFrom with scanSimple on random rules
+// and bodies (long enough for the speculative chain), walking each body as
+// the fast path does, with small window limits (Long), tiny caches
+// (clears, give-ups) and windows carried across a cut.
 func TestScanMatchesSimple(t *testing.T) {
 	atoms := []string{"a", "b", "ab", "[a-c]", "[^a]", ".", `\b`, "x|y", "é", "(?i)k", "[0-9]{2}", "abc", "k[a-z]+b", " "}
 	quants := []string{"", "", "*", "+", "?", "{1,3}"}
 	r := rand.New(rand.NewPCG(3, 4))
 	alpha := []string{"a", "b", "c", "x", "y", "k", "K", "0", "1", " ", "\n", "é", "\xff", "abc", "kab", "zz"}
+	syncs := 0
 	for iter := range 3000 {
 		pats := randRules(r, atoms, quants)
-		body := []byte(randText(r, alpha, 120))
+		body := []byte(randText(r, alpha, []int{120, 600}[iter%2]))
 		cfg := Config{}
 		if iter%3 == 0 {
 			cfg = Config{CacheBytes: 1, MaxClears: 1 + r.IntN(5)}
 		}
-		maxWindow := []int{1, 6, 9, 17, 1 << 20}[r.IntN(5)]
+		maxWindow := []int{1, 6, 9, 17, 40, 1 << 20}[r.IntN(6)]
 		d := New(mustNFA(t, pats...), cfg)
 		if d.CanMatchEmpty() {
 			continue
 		}
-		fast, simple := d.NewCache(), d.NewCache()
-		for i := 0; i < len(body); {
-			off, st := fast.Scan(body[i:], maxWindow)
-			wantOff, wantSt := scanSimple(simple, body[i:], maxWindow)
-			if off != wantOff || st != wantSt || (st == Matched && fast.MatchAt() != simple.MatchAt()) {
-				t.Fatalf("%q on %q from %d (maxWindow %d): Scan = %d %v (matchAt %d), simple = %d %v (matchAt %d)",
-					pats, body, i, maxWindow, off, st, fast.MatchAt(), wantOff, wantSt, simple.MatchAt())
+		syncs += compareScans(t, d, pats, body, r.IntN(len(body)+1), maxWindow)
+	}
+	if syncs == 0 {
+		t.Error("the speculative chain never took over: the test does not exercise it")
+	}
+}
+
+// compareScans walks body[:cut] and then body[cut:] as the fast path does —
+// after Matched or Long one byte past the window start, an Open window
+// carried into the second piece with ScanFrom — with ScanFrom and
+// scanSimple on two caches of d, and fails on the first difference in
+// status, offset, match position or open state. It returns the syncs of the
+// speculative chain.
+func compareScans(t *testing.T, d *DFA, pats []string, body []byte, cut, maxWindow int) int {
+	t.Helper()
+	fast, simple := d.NewCache(), d.NewCache()
+	pieces := [][]byte{body[:cut], body[cut:]}
+	sfast, ssimple, held := Idle, Idle, 0
+	for k, piece := range pieces {
+		for i := 0; i <= len(piece); {
+			off, st := fast.ScanFrom(piece[i:], sfast, -held, maxWindow)
+			wantOff, wantSt := scanSimple(simple, piece[i:], ssimple, -held, maxWindow)
+			if st == GaveUp || wantSt == GaveUp {
+				// The speculative chain builds states of its own, so a
+				// tiny budget runs out at other places: each result may
+				// only claim bytes the other does not contradict.
+				if (st == GaveUp && wantSt != GaveUp && wantOff < off) || (wantSt == GaveUp && st != GaveUp && off < wantOff) {
+					t.Fatalf("%q on %q cut at %d, piece %d from %d (maxWindow %d): ScanFrom = %d %v, simple = %d %v",
+						pats, body, cut, k, i, maxWindow, off, st, wantOff, wantSt)
+				}
+				return fast.Stats().Syncs
 			}
-			if st != Matched && st != Long {
+			if off != wantOff || st != wantSt || (st == Matched && fast.MatchAt() != simple.MatchAt()) ||
+				(st == Open && !slices.Equal(stateSet(fast, fast.OpenState()), stateSet(simple, simple.OpenState()))) {
+				t.Fatalf("%q on %q cut at %d, piece %d from %d (maxWindow %d, carried %d bytes): ScanFrom = %d %v (matchAt %d), simple = %d %v (matchAt %d)",
+					pats, body, cut, k, i, maxWindow, held, off, st, fast.MatchAt(), wantOff, wantSt, simple.MatchAt())
+			}
+			sfast, ssimple, held = Idle, Idle, 0
+			if st == Open && k == 0 {
+				sfast, ssimple, held = fast.OpenState(), simple.OpenState(), len(piece)-(i+off)
+			}
+			if off < 0 || (st != Matched && st != Long) {
 				break
 			}
 			i += off + 1
 		}
 	}
+	return fast.Stats().Syncs
+}
+
+// stateSet returns the NFA set and match flag of state id of c: the
+// identity of a state across caches that built their states in different
+// orders.
+func stateSet(c *Cache, id StateID) []nfa.StateID {
+	idx := id.row() / c.d.stride
+	set := slices.Clone(c.setData[c.setStart[idx]:c.setStart[idx+1]])
+	if id.IsMatch() {
+		set = append(set, ^nfa.StateID(0))
+	}
+	return set
 }
 
 // randRules returns 1–3 random patterns, each a concatenation of 1–3
