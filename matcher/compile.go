@@ -51,26 +51,46 @@ func Compile(rules []Rule, opts Options) (*RuleSet, error) {
 		rs.maxBuffer = DefaultMaxBufferedBytes
 	}
 	rs.maxSpan = maxSpanFor(rs.maxBuffer)
-	res := make([]*syntax.Regexp, len(rules))
-	for i, r := range rules {
-		re, err := parseRule(r)
-		if err == nil {
-			rs.tmpls[i], err = parseTemplate(r.Replace, re.CapNames())
-		}
-		if err != nil {
-			return nil, &RuleError{Index: i, Name: r.Name, Err: err}
-		}
-		res[i] = re
+	for _, r := range rules {
 		rs.allOnce = rs.allOnce && r.Once
 	}
-	n, err := nfa.New(res)
+	n, err := compileNFA(rules, rs.tmpls)
 	if err != nil {
-		return nil, fmt.Errorf("matcher: compiling %d rules: %w", len(rules), err)
+		return nil, err
 	}
 	rs.nfa = n
 	rs.prog = pikevm.NewProg(n)
 	rs.fast = newFastPath(n, int(rs.maxSpan), lazydfa.Config{})
 	return rs, nil
+}
+
+// Check reports what Compile would reject in rules — the same errors —
+// without building the matching engines: a cheap way to validate rules one
+// at a time (the configuration loader does, to name each bad rule).
+func Check(rules []Rule) error {
+	_, err := compileNFA(rules, make([]*template, len(rules)))
+	return err
+}
+
+// compileNFA parses rules and their templates (into tmpls) and builds the
+// rule set's NFA.
+func compileNFA(rules []Rule, tmpls []*template) (*nfa.NFA, error) {
+	res := make([]*syntax.Regexp, len(rules))
+	for i, r := range rules {
+		re, err := parseRule(r)
+		if err == nil {
+			tmpls[i], err = parseTemplate(r.Replace, re.CapNames())
+		}
+		if err != nil {
+			return nil, &RuleError{Index: i, Name: r.Name, Err: err}
+		}
+		res[i] = re
+	}
+	n, err := nfa.New(res)
+	if err != nil {
+		return nil, fmt.Errorf("matcher: compiling %d rules: %w", len(rules), err)
+	}
+	return n, nil
 }
 
 func parseRule(r Rule) (*syntax.Regexp, error) {

@@ -357,9 +357,21 @@ func TestCompileErrors(t *testing.T) {
 		if tt.rule.Name != "" && !strings.Contains(err.Error(), fmt.Sprintf("%q", tt.rule.Name)) {
 			t.Errorf("case %d: error %q does not name the rule", i, err)
 		}
+		if cerr := Check(rules); cerr == nil || cerr.Error() != err.Error() {
+			t.Errorf("case %d: Check = %v, want Compile's error %q", i, cerr, err)
+		}
+	}
+	// An NFA over the size limit is not a RuleError; Check reports it too.
+	huge := []Rule{{Pattern: "[a-z]{1000}[0-9]{1000}(?:x{1000}){20}"}}
+	_, err := Compile(huge, Options{})
+	if cerr := Check(huge); err == nil || cerr == nil || cerr.Error() != err.Error() {
+		t.Errorf("too big: Compile = %v, Check = %v; want the same error", err, cerr)
+	}
+	if err := Check([]Rule{re("ok", "fine"), {Pattern: "(a)", Replace: "$1"}}); err != nil {
+		t.Errorf("Check of valid rules: %v", err)
 	}
 	var serr *syntax.Error
-	_, err := Compile([]Rule{re("a(b", "")}, Options{})
+	_, err = Compile([]Rule{re("a(b", "")}, Options{})
 	if !errors.As(err, &serr) {
 		t.Errorf("error %v does not wrap a *syntax.Error", err)
 	}

@@ -109,9 +109,9 @@ func checkRuleSet(errs *errorList, s *configv1.RuleSet, i int, index map[string]
 }
 
 // checkRule validates one rule: exactly one of regex and literal (which
-// matcher.Rule cannot express), then whatever matcher.Compile rejects in the
+// matcher.Rule cannot express), then whatever matcher.Check (= Compile) rejects in the
 // rule alone (regex syntax, so backreferences and look-around; template;
-// empty literal). Compiling rules one by one reports every bad rule once,
+// empty literal). Checking rules one by one reports every bad rule once,
 // where it is written, however many rule sets inherit it.
 func checkRule(r *configv1.Rule) error {
 	switch {
@@ -120,7 +120,7 @@ func checkRule(r *configv1.Rule) error {
 	case r.Regex == nil && r.Literal == nil:
 		return errors.New("neither regex nor literal is set; want exactly one")
 	}
-	_, err := matcher.Compile([]matcher.Rule{toMatcherRule(r)}, matcher.Options{})
+	err := matcher.Check([]matcher.Rule{toMatcherRule(r)})
 	var re *matcher.RuleError
 	if errors.As(err, &re) {
 		return explainSyntaxError(re.Err)
