@@ -251,11 +251,31 @@ func (sc *startClosure) addRange(lo, hi byte) {
 
 // index builds byByte and lists from the closure threads.
 func (sc *startClosure) index(states []nfa.State, closure []thread) {
+	// Membership only changes at range edges: compute each list once per
+	// run of bytes between edges (a few dozen runs instead of 256 bytes).
+	var edge [257]bool
+	edge[0], edge[0x80] = true, true
+	for _, t := range closure {
+		st := &states[t.id]
+		switch st.Kind {
+		case nfa.KindRange:
+			edge[st.Lo], edge[int(st.Hi)+1] = true, true
+		case nfa.KindSparse:
+			for _, tr := range st.Trans {
+				edge[tr.Lo], edge[int(tr.Hi)+1] = true, true
+			}
+		}
+	}
 	seen := map[string]uint16{}
 	total := 0
 	var list []nfa.StateID
 	var key []byte
+	var i uint16
 	for c := 0; c < 256; c++ {
+		if !edge[c] {
+			sc.byByte[c] = i // same run as c-1
+			continue
+		}
 		list = list[:0]
 		key = key[:0]
 		for _, t := range closure {
@@ -281,7 +301,8 @@ func (sc *startClosure) index(states []nfa.State, closure []thread) {
 				break
 			}
 		}
-		i, found := seen[string(key)]
+		var found bool
+		i, found = seen[string(key)]
 		if !found {
 			i = uint16(len(sc.lists))
 			seen[string(key)] = i

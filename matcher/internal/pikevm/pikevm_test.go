@@ -282,3 +282,44 @@ func TestPooledScratch(t *testing.T) {
 		}
 	}
 }
+
+// TestStartIndexPerByte checks the per-byte start lists (built once per
+// run of bytes between range edges) against filtering the start closure
+// byte by byte: the states that step over c or match, in order, up to the
+// first match state.
+func TestStartIndexPerByte(t *testing.T) {
+	rng := rand.New(rand.NewPCG(23, 5))
+	for range 300 {
+		var pats []string
+		for range 1 + rng.IntN(4) {
+			pats = append(pats, regexgen.Pattern(rng, 3))
+		}
+		p := NewProg(compile(t, pats...))
+		for ctx := range p.starts {
+			sc := &p.starts[ctx]
+			if len(sc.lists) == 1 && len(sc.lists[0]) == len(sc.states) {
+				continue // not indexed
+			}
+			for c := range 256 {
+				var want []nfa.StateID
+				for _, id := range sc.states {
+					st := &p.states[id]
+					ok := st.Kind == nfa.KindMatch || st.Kind == nfa.KindInvalid && c >= 0x80 ||
+						st.Kind == nfa.KindRange && int(st.Lo) <= c && c <= int(st.Hi)
+					for _, tr := range st.Trans {
+						ok = ok || st.Kind == nfa.KindSparse && int(tr.Lo) <= c && c <= int(tr.Hi)
+					}
+					if ok {
+						want = append(want, id)
+					}
+					if st.Kind == nfa.KindMatch {
+						break
+					}
+				}
+				if got := sc.lists[sc.byByte[c]]; !slices.Equal(got, want) {
+					t.Fatalf("%q ctx %d byte %#x: list %v, want %v", pats, ctx, c, got, want)
+				}
+			}
+		}
+	}
+}
