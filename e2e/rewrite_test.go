@@ -117,8 +117,8 @@ func TestRewrite(t *testing.T) {
 			t.Errorf("%s went %v → %v, want +1", skipped, before, after)
 		}
 		t.Logf("PNG: %d bytes, content-length %q", len(body), resp.Header.Get("Content-Length"))
-		if !bytes.Equal(body, demoorigin.LogoPNG) {
-			t.Fatalf("PNG changed: %d bytes, want %d", len(body), len(demoorigin.LogoPNG))
+		if !bytes.Equal(body, demoorigin.LogoPNG()) {
+			t.Fatalf("PNG changed: %d bytes, want %d", len(body), len(demoorigin.LogoPNG()))
 		}
 		if ct := resp.Header.Get("Content-Type"); ct != "image/png" {
 			t.Errorf("content-type %q", ct)

@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -101,8 +102,8 @@ func headers(w http.ResponseWriter, r *http.Request) {
 
 func logo(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "image/png")
-	w.Header().Set("Content-Length", strconv.Itoa(len(LogoPNG)))
-	w.Write(LogoPNG)
+	w.Header().Set("Content-Length", strconv.Itoa(len(LogoPNG())))
+	w.Write(LogoPNG())
 }
 
 // BigBlock returns block i of /big: about 1 KiB of HTML carrying every demo
@@ -193,19 +194,21 @@ func cached(w http.ResponseWriter, r *http.Request) {
 // GzipHTML is the plain text of /gzip, which is sent gzip-compressed.
 const GzipHTML = "<html><body>compressed by the origin: " + OriginURL + "</body></html>\n"
 
-var gzipBody = func() []byte {
+// gzipBody is built on first use (a gzip writer costs ~1 MB of
+// allocations, which every subcommand would pay at init).
+var gzipBody = sync.OnceValue(func() []byte {
 	var b bytes.Buffer
 	zw := gzip.NewWriter(&b)
 	zw.Write([]byte(GzipHTML))
 	zw.Close()
 	return b.Bytes()
-}()
+})
 
 func gzipped(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Content-Encoding", "gzip")
-	w.Header().Set("Content-Length", strconv.Itoa(len(gzipBody)))
-	w.Write(gzipBody)
+	w.Header().Set("Content-Length", strconv.Itoa(len(gzipBody())))
+	w.Write(gzipBody())
 }
 
 func slow(w http.ResponseWriter, r *http.Request) {

@@ -98,7 +98,7 @@ func TestHeadersSetsInternalResponseHeaders(t *testing.T) {
 }
 
 func TestLogoIsPNG(t *testing.T) {
-	img, err := png.Decode(bytes.NewReader(LogoPNG))
+	img, err := png.Decode(bytes.NewReader(LogoPNG()))
 	if err != nil {
 		t.Fatalf("decode: %v", err)
 	}

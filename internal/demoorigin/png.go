@@ -7,11 +7,14 @@ import (
 	"image"
 	"image/color"
 	"image/png"
+	"sync"
 )
 
-// LogoPNG is /logo.png: a 64×64 gradient whose tEXt chunk holds the demo
-// matches, so a rewriter that touched image bodies would corrupt it.
-var LogoPNG = makeLogo()
+// LogoPNG returns /logo.png: a 64×64 gradient whose tEXt chunk holds the
+// demo matches, so a rewriter that touched image bodies would corrupt it.
+// Built on first use, not at package init: every streamsub subcommand
+// links this package.
+var LogoPNG = sync.OnceValue(makeLogo)
 
 func makeLogo() []byte {
 	img := image.NewRGBA(image.Rect(0, 0, 64, 64))
