@@ -27,9 +27,12 @@ const (
 	// Long: the window that opened at the returned offset grew longer than
 	// the limit passed to Scan without reaching a match state.
 	Long
+	// Full: ScanWindows filled its window buffer and stopped at the
+	// returned offset.
+	Full
 )
 
-var statusNames = [...]string{"no_match", "matched", "open", "gave_up", "long"}
+var statusNames = [...]string{"no_match", "matched", "open", "gave_up", "long", "full"}
 
 func (s Status) String() string { return statusNames[s] }
 
@@ -70,6 +73,9 @@ type Cache struct {
 	gaveUp  bool
 	open    StateID // after Scan returned Open: the state at the end of the input
 	matchAt int     // after Scan returned Matched: the offset just past the byte that entered the match state
+	// after ScanWindows returned Full: the window start at the stop (the
+	// state is in open)
+	resumeStart int
 }
 
 // MatchAt returns, after Scan returned Matched, the offset in its input
@@ -97,9 +103,13 @@ func (c *Cache) clear() {
 		clear(c.index)
 	}
 	c.mem = 0
-	c.keybuf = append(c.keybuf[:0], 0) // Idle: no match flag, empty set
-	c.insert(c.keybuf, nil, false)
+	c.insert(idleKey, nil, false)
 }
+
+// idleKey is the index key of Idle: no match flag, empty set. (clear must
+// not build it in keybuf: step clears the cache while its key for the new
+// state is still in keybuf.)
+var idleKey = []byte{0}
 
 // Reset prepares the cache for a new stream: the built states stay (they
 // are valid for any body), the give-up accounting starts over.

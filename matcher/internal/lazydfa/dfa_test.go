@@ -1,6 +1,7 @@
 package lazydfa
 
 import (
+	"encoding/binary"
 	"math/rand/v2"
 	"regexp"
 	"regexp/syntax"
@@ -122,15 +123,18 @@ func TestScanSound(t *testing.T) {
 	}
 }
 
-// scanSimple is ScanFrom as one checked step per byte: the window start
-// tracked on every step, the window length checked after every step (the
-// exact Long), no speculative chain. TestScanMatchesSimple holds the fast
-// loops to it.
-func scanSimple(c *Cache, b []byte, s StateID, w0, maxWindow int) (int, Status) {
+// scanSimple is ScanFrom (ws == nil) and ScanWindows (ws != nil) as one
+// checked step per byte: the window start tracked on every step, the
+// window length checked after every step (the exact Long), no speculative
+// chain. TestScanMatchesSimple and FuzzScan hold the fast loops to it.
+func scanSimple(c *Cache, b []byte, s StateID, w0, maxWindow int, ws []Window) ([]Window, int, Status) {
 	if c.gaveUp {
-		return w0, GaveUp
+		return ws, w0, GaveUp
 	}
 	maxWindow = max(maxWindow, 1)
+	if s != Idle && -w0 > maxWindow {
+		return ws, w0, Long // the carried window is too long already
+	}
 	pf := c.d.pf
 	n := len(b)
 	w := w0
@@ -145,23 +149,31 @@ func scanSimple(c *Cache, b []byte, s StateID, w0, maxWindow int) (int, Status) 
 		if t == Unknown {
 			var ok bool
 			if t, ok = c.next(s, b[i]); !ok {
-				return w, GaveUp
+				return ws, w, GaveUp
 			}
 		}
 		if t&tagMatch != 0 {
-			c.matchAt = i + 1
-			return w, Matched
+			if ws == nil {
+				c.matchAt = i + 1
+				return ws, w, Matched
+			}
+			ws = append(ws, Window{w, i + 1})
+			t &^= tagMatch
 		}
 		s = t
 		if s != Idle && i+1-w > maxWindow {
-			return w, Long
+			return ws, w, Long
+		}
+		if len(ws) == cap(ws) && ws != nil {
+			c.open, c.resumeStart = s, w
+			return ws, i + 1, Full
 		}
 	}
 	if s != Idle {
 		c.open = s
-		return w, Open
+		return ws, w, Open
 	}
-	return n, NoMatch
+	return ws, n, NoMatch
 }
 
 // TestScanMatchesSimple compares ScanFrom with scanSimple on random rules
@@ -187,6 +199,7 @@ func TestScanMatchesSimple(t *testing.T) {
 			continue
 		}
 		syncs += compareScans(t, d, pats, body, r.IntN(len(body)+1), maxWindow)
+		syncs += compareWindowScans(t, d, pats, body, r.IntN(len(body)+1), maxWindow, 1+r.IntN(4))
 	}
 	if syncs == 0 {
 		t.Error("the speculative chain never took over: the test does not exercise it")
@@ -207,7 +220,7 @@ func compareScans(t *testing.T, d *DFA, pats []string, body []byte, cut, maxWind
 	for k, piece := range pieces {
 		for i := 0; i <= len(piece); {
 			off, st := fast.ScanFrom(piece[i:], sfast, -held, maxWindow)
-			wantOff, wantSt := scanSimple(simple, piece[i:], ssimple, -held, maxWindow)
+			_, wantOff, wantSt := scanSimple(simple, piece[i:], ssimple, -held, maxWindow, nil)
 			if st == GaveUp || wantSt == GaveUp {
 				// The speculative chain builds states of its own, so a
 				// tiny budget runs out at other places: each result may
@@ -233,6 +246,78 @@ func compareScans(t *testing.T, d *DFA, pats []string, body []byte, cut, maxWind
 			i += off + 1
 		}
 	}
+	checkIndex(t, fast)
+	checkIndex(t, simple)
+	return fast.Stats().Syncs
+}
+
+// checkIndex fails unless every key of c's index names the state it maps
+// to: the match flag and the NFA set. (A clear once overwrote the flag of
+// the key being inserted, and a match state was found under its
+// non-match key.)
+func checkIndex(t *testing.T, c *Cache) {
+	t.Helper()
+	for key, id := range c.index {
+		want := []byte{0}
+		if id.IsMatch() {
+			want[0] = 1
+		}
+		idx := id.row() / c.d.stride
+		for _, q := range c.setData[c.setStart[idx]:c.setStart[idx+1]] {
+			want = binary.LittleEndian.AppendUint32(want, uint32(q))
+		}
+		if key != string(want) {
+			t.Fatalf("index key %x maps to state %x whose key is %x", key, id, want)
+		}
+	}
+}
+
+// compareWindowScans scans body[:cut] and then body[cut:] with ScanWindows
+// and with scanSimple in windows mode (buffers of capacity room, resumed
+// after Full; an Open window carried across the cut), and fails on the
+// first difference in windows, status, offset or open state. It returns
+// the syncs of the speculative chain.
+func compareWindowScans(t *testing.T, d *DFA, pats []string, body []byte, cut, maxWindow, room int) int {
+	t.Helper()
+	fast, simple := d.NewCache(), d.NewCache()
+	fws, sws := make([]Window, 0, room), make([]Window, 0, room)
+	sfast, ssimple, w0 := Idle, Idle, 0
+	for k, piece := range [][]byte{body[:cut], body[cut:]} {
+		for i := 0; ; {
+			var off, wantOff int
+			var st, wantSt Status
+			fws, off, st = fast.ScanWindows(piece[i:], sfast, w0, maxWindow, fws)
+			sws, wantOff, wantSt = scanSimple(simple, piece[i:], ssimple, w0, maxWindow, sws[:0])
+			if st == GaveUp || wantSt == GaveUp {
+				return fast.Stats().Syncs // see compareScans
+			}
+			if off != wantOff || st != wantSt || !slices.Equal(fws, sws) ||
+				((st == Open || st == Full) && !slices.Equal(stateSet(fast, fast.OpenState()), stateSet(simple, simple.OpenState()))) ||
+				(st == Full && fast.ResumeStart() != simple.ResumeStart()) {
+				t.Fatalf("%q on %q cut at %d, piece %d from %d (maxWindow %d, room %d, carried from %d): ScanWindows = %v %d %v, simple = %v %d %v",
+					pats, body, cut, k, i, maxWindow, room, w0, fws, off, st, sws, wantOff, wantSt)
+			}
+			sfast, ssimple, w0 = Idle, Idle, 0
+			switch st {
+			case Full:
+				sfast, ssimple, w0 = fast.OpenState(), simple.OpenState(), fast.ResumeStart()-off
+				i += off
+				continue
+			case Open:
+				if k == 0 {
+					sfast, ssimple, w0 = fast.OpenState(), simple.OpenState(), off-(len(piece)-i)
+				}
+			case Long:
+				i += max(off, 0) + 1 // as the fast path hands over: a fresh scan after the window
+				if i < len(piece) {
+					continue
+				}
+			}
+			break
+		}
+	}
+	checkIndex(t, fast)
+	checkIndex(t, simple)
 	return fast.Stats().Syncs
 }
 

@@ -5,9 +5,9 @@ import (
 	"testing"
 )
 
-// FuzzScan holds ScanFrom (unrolled loops, speculative chain) to
-// scanSimple on fuzzed rules, bodies, cuts and window limits; see
-// compareScans. Each body byte picks a piece of a small alphabet of the
+// FuzzScan holds ScanFrom and ScanWindows (unrolled loops, speculative
+// chain) to scanSimple on fuzzed rules, bodies, cuts, window limits and
+// window buffer sizes; see compareScans and compareWindowScans. Each body byte picks a piece of a small alphabet of the
 // rules' bytes, and the body is repeated so that it is long enough for the
 // speculative chain.
 func FuzzScan(f *testing.F) {
@@ -35,5 +35,6 @@ func FuzzScan(f *testing.F) {
 			}
 		}
 		compareScans(t, d, pats, body, int(cut)%(len(body)+1), 1+int(maxWindow))
+		compareWindowScans(t, d, pats, body, int(cut)%(len(body)+1), 1+int(maxWindow), 1+int(repeat)%5)
 	})
 }

@@ -67,8 +67,43 @@ func (c *Cache) OpenState() StateID { return c.open }
 // offsets below 0 name that carried window; an offset >= 0 (or NoMatch)
 // means the carried window closed without reaching a match state.
 func (c *Cache) ScanFrom(b []byte, s StateID, w0, maxWindow int) (int, Status) {
+	_, off, st := c.scan(b, s, w0, maxWindow, nil)
+	return off, st
+}
+
+// Window is a window of a scan that reached a match state: every match
+// that ends at End starts in [Start, End) (offsets in the scanned input;
+// Start < 0 for a window carried into it).
+type Window struct{ Start, End int }
+
+// ScanWindows is ScanFrom that does not stop at match states: it appends
+// a Window to ws for every transition into a match state and scans on, so
+// that one call covers many matches (and the speculative chain survives
+// them). It returns ws and, as ScanFrom, NoMatch, Open, Long or GaveUp
+// (the windows before are valid), or Full with the offset where it stopped
+// when ws reached its capacity: ScanWindows(b[off:], OpenState(),
+// ResumeStart()-off, ...) goes on from there.
+//
+// Continuing through a match over-approximates no less than restarting
+// after it: the state holds the threads that started inside the match as
+// well, a superset, so a caller that resolves a window's match and moves on
+// to its end may use the later windows, clipped to that end.
+func (c *Cache) ScanWindows(b []byte, s StateID, w0, maxWindow int, ws []Window) ([]Window, int, Status) {
+	if cap(ws) == 0 {
+		ws = make([]Window, 0, 16)
+	}
+	return c.scan(b, s, w0, maxWindow, ws[:0])
+}
+
+// ResumeStart returns, after ScanWindows returned Full, the offset in its
+// input where the window open at the stop started.
+func (c *Cache) ResumeStart() int { return c.resumeStart }
+
+// scan is ScanFrom (ws == nil: stop at the first match state) and
+// ScanWindows (ws != nil).
+func (c *Cache) scan(b []byte, s StateID, w0, maxWindow int, ws []Window) ([]Window, int, Status) {
 	if c.gaveUp {
-		return w0, GaveUp
+		return ws, w0, GaveUp
 	}
 	maxWindow = max(maxWindow, 1)
 	trans := c.trans
@@ -258,7 +293,7 @@ func (c *Cache) ScanFrom(b []byte, s StateID, w0, maxWindow int) (int, Status) {
 				}
 				mb, live = noSpec, false
 				if s != Idle && i-w > maxWindow {
-					return w, Long
+					return ws, w, Long
 				}
 				continue
 			}
@@ -267,7 +302,7 @@ func (c *Cache) ScanFrom(b []byte, s StateID, w0, maxWindow int) (int, Status) {
 			}
 		}
 		if s != Idle && i-w > maxWindow {
-			return w, Long
+			return ws, w, Long
 		}
 		if i >= lim || !careful {
 			continue
@@ -282,7 +317,7 @@ func (c *Cache) ScanFrom(b []byte, s StateID, w0, maxWindow int) (int, Status) {
 			if t == Unknown {
 				var ok bool
 				if t, ok = c.next(s, b[i]); !ok {
-					return w, GaveUp
+					return ws, w, GaveUp
 				}
 				trans = c.trans
 				if c.clears != clears { // B's state died with the cache
@@ -291,8 +326,12 @@ func (c *Cache) ScanFrom(b []byte, s StateID, w0, maxWindow int) (int, Status) {
 				}
 			}
 			if t&tagMatch != 0 {
-				c.matchAt = i + 1
-				return w, Matched
+				if ws == nil {
+					c.matchAt = i + 1
+					return ws, w, Matched
+				}
+				ws = append(ws, Window{w, i + 1})
+				t &^= tagMatch // the same row: scan on from it
 			}
 		}
 		s = t
@@ -301,14 +340,18 @@ func (c *Cache) ScanFrom(b []byte, s StateID, w0, maxWindow int) (int, Status) {
 			w = i
 		}
 		if s != Idle && i-w > maxWindow {
-			return w, Long
+			return ws, w, Long
+		}
+		if len(ws) == cap(ws) && ws != nil {
+			c.open, c.resumeStart = s, w
+			return ws, i, Full
 		}
 	}
 	if s != Idle {
 		c.open = s
-		return w, Open
+		return ws, w, Open
 	}
-	return n, NoMatch
+	return ws, n, NoMatch
 }
 
 // sel returns a if c, else b; written so that the compiler emits a
