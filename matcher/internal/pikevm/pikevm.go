@@ -249,6 +249,24 @@ func (sc *startClosure) addRange(lo, hi byte) {
 	}
 }
 
+// accepts reports whether the consuming state st can step over byte c
+// (for an Invalid transition: c may begin an invalid unit).
+func accepts(st *nfa.State, c int) bool {
+	switch st.Kind {
+	case nfa.KindRange:
+		return int(st.Lo) <= c && c <= int(st.Hi)
+	case nfa.KindSparse:
+		for _, tr := range st.Trans {
+			if int(tr.Lo) <= c && c <= int(tr.Hi) {
+				return true
+			}
+		}
+	case nfa.KindInvalid:
+		return c >= 0x80
+	}
+	return false
+}
+
 // index builds byByte and lists from the closure threads.
 func (sc *startClosure) index(states []nfa.State, closure []thread) {
 	// Membership only changes at range edges: compute each list once per
@@ -280,20 +298,7 @@ func (sc *startClosure) index(states []nfa.State, closure []thread) {
 		key = key[:0]
 		for _, t := range closure {
 			st := &states[t.id]
-			ok := false
-			switch st.Kind {
-			case nfa.KindMatch:
-				ok = true
-			case nfa.KindRange:
-				ok = int(st.Lo) <= c && c <= int(st.Hi)
-			case nfa.KindSparse:
-				for _, tr := range st.Trans {
-					ok = ok || int(tr.Lo) <= c && c <= int(tr.Hi)
-				}
-			case nfa.KindInvalid:
-				ok = c >= 0x80
-			}
-			if ok {
+			if st.Kind == nfa.KindMatch || accepts(st, c) {
 				list = append(list, t.id)
 				key = binary.LittleEndian.AppendUint32(key, uint32(t.id))
 			}
@@ -574,6 +579,19 @@ func (m *VM) peek(after int) Status {
 		m.match = Match{Rule: st.Rule, Start: t.start, End: m.pos}
 		m.seeds = m.seeds[:0]
 		return Found
+	}
+	if after >= 0 {
+		// The byte is known, only its unit's length is not (a multi-byte
+		// sequence cut by the chunk end): the threads that cannot step
+		// over it are dead already. Keeping them would hold their bytes
+		// back (and overflow a small cap) for nothing. The closure's
+		// states, in priority order, wait at pos as well as the seeds did.
+		m.seeds = m.seeds[:0]
+		for _, t := range m.clist {
+			if st := &m.p.states[t.id]; st.Kind == nfa.KindMatch || accepts(st, after) {
+				m.seeds = append(m.seeds, t)
+			}
+		}
 	}
 	return NeedInput
 }
