@@ -1,6 +1,7 @@
 package matcher_test
 
 import (
+	"bytes"
 	"fmt"
 	"syscall"
 	"testing"
@@ -120,4 +121,36 @@ func (c cpuClock) report(b *testing.B, bytesPerOp int) {
 	}
 	b.ReportMetric(ns, "cpu-ns/op")
 	b.ReportMetric(float64(bytesPerOp)/ns*1e3, "cpu-MB/s")
+}
+
+// BenchmarkMatchCost splits the clone workload's time between scanning and
+// matches: the same page as BenchmarkRewrite (body=page), and that page
+// with every match defused (body=defused: "example" → "exampla", "UA-" →
+// "QA-", …; the same bytes otherwise, no replacement). The difference per
+// replacement is what a match costs (resolving it, the replacement, the
+// scan's stops around it).
+func BenchmarkMatchCost(b *testing.B) {
+	page := htmlgen.Page(1, benchPageSize)
+	defused := page
+	for _, r := range [][2]string{
+		{"example", "exampla"}, {"EXAMPLE", "EXAMPLA"}, {"Example", "Exampla"},
+		{"UA-", "QA-"}, {"G-", "Q-"}, {"AIza", "QIza"}, {"GTM-", "QTM-"}, {"fbq(", "qbq("},
+	} {
+		defused = bytes.ReplaceAll(defused, []byte(r[0]), []byte(r[1]))
+	}
+	rs, err := matcher.Compile(toRules(htmlgen.Clone().Rules), matcher.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, body := range []struct {
+		name string
+		data []byte
+	}{{"page", page}, {"defused", defused}} {
+		b.Run("work=clone/body="+body.name, func(b *testing.B) {
+			benchStream(b, rs, body.data, len(body.data))
+			st := rs.NewStream()
+			st.Close(st.Write(nil, body.data))
+			b.ReportMetric(float64(st.Stats().Replacements), "replacements")
+		})
+	}
 }

@@ -5,16 +5,20 @@ package matcher
 // While the exact engine (the Pike VM) has no live thread and holds
 // nothing, a Stream does not run it. Instead:
 //
-//  1. lazydfa.Cache.Scan runs an over-approximating forward lazy DFA over
-//     the chunk (prefilter skip loop while Idle). Bytes before the first
-//     window that reaches a match state provably take part in no match and
-//     are written out unchanged.
-//  2. In that window, lazydfa.AnchoredCache.Find — an exact anchored
-//     leftmost-first lazy DFA — looks for the match that starts at the
-//     window's first unit boundary. Found: the replacement is written
+//  1. lazydfa.Cache.ScanWindows runs an over-approximating forward lazy
+//     DFA over the chunk (prefilter skip loop while Idle, or two scan
+//     chains in lockstep) and reports every window — the bytes from leaving
+//     Idle — in which it entered a match state, scanning on through them.
+//     Bytes outside those windows provably take part in no match and are
+//     written out unchanged.
+//  2. In each window, lazydfa.AnchoredCache.Find — an exact anchored
+//     leftmost-first lazy DFA — tries the positions that can start a match,
+//     leftmost first, from the window start (or the end of the last
+//     replaced match, if later). Found: the replacement is written
 //     (Stream.replacement, shared with the exact engine's Stream.replace)
-//     and the scan restarts at the match end. None: no match starts
-//     there; the scan restarts one byte later.
+//     and the search goes on at the match end. The scan did not restart
+//     there, but its state then holds a superset of the threads a restart
+//     would have, so its later windows still cover every match.
 //  3. A window still open at the chunk's end is carried to the next Write
 //     in the DFA (fastStream.carry) while the exact engine would hold no
 //     more than the cap there; its bytes stay held as the hand-over below
@@ -85,6 +89,8 @@ type fastStream struct {
 	carry bool
 	state lazydfa.StateID
 	held  int
+	// windows is fastScan's buffer for lazydfa.ScanWindows.
+	windows []lazydfa.Window
 }
 
 // maxFastSpanMargin keeps fast-path windows clear of the exact engine's
@@ -119,8 +125,12 @@ func (rs *RuleSet) newFastStream() *fastStream {
 	if rs.fast == nil {
 		return nil
 	}
-	return &fastStream{fp: rs.fast}
+	return &fastStream{fp: rs.fast, windows: make([]lazydfa.Window, 0, fastWindows)}
 }
+
+// fastWindows is how many match windows one lazydfa.ScanWindows call may
+// report before fastScan resolves them and resumes the scan.
+const fastWindows = 32
 
 // fastReset forgets the body (Stream.Reset).
 func (st *Stream) fastReset() {
@@ -306,20 +316,31 @@ func (st *Stream) toExact(dst, chunk []byte, abs0 int64, emit, q int) []byte {
 // chunk index up to which it consumed the chunk: len(chunk), or where it
 // handed the stream to the exact engine (toExact). With resume (i == 0),
 // the window carried from the last chunk (fastStream.carry) continues.
+//
+// One lazydfa.ScanWindows pass covers the chunk (resumed when its window
+// buffer fills): the scan goes on through match states, and the windows it
+// reports are resolved in order, each clipped to next — the first position
+// not yet resolved (tried as a match start, or inside a replaced match) —
+// since a restart after a match would only have seen threads from there on.
 func (st *Stream) fastScan(dst, chunk []byte, abs0 int64, i int, resume bool) ([]byte, int) {
 	f := st.fast
 	fp := f.fp
 	scan, anch := f.caches.scan, f.caches.anch
 	start := fp.dfa.StartBytes()
-	emit := i            // chunk[emit:i] is final and not yet written
+	emit := i            // chunk[emit:] is not written yet
+	next := i            // every match start before next is resolved
 	budget := len(chunk) // bytes failed anchored attempts may examine
-	for i < len(chunk) {
-		var off int
-		var status lazydfa.Status
+	pos := i             // the scan's position in chunk
+	s, w0 := lazydfa.Idle, 0
+	if resume {
+		s, w0 = f.state, -f.held
+	}
+	for {
+		ws, off, status := scan.ScanWindows(chunk[pos:], s, w0, fp.maxSpan, f.windows)
+		f.windows = ws
 		if resume {
 			resume = false
-			off, status = scan.ScanFrom(chunk, f.state, -f.held, fp.maxSpan)
-			if off < 0 {
+			if (len(ws) > 0 && ws[0].Start < 0) || (off < 0 && status != lazydfa.Full) {
 				// The carried window decides (matched, still open, too
 				// long, gave up): the exact engine, restarted at it with
 				// its bytes in buf, resolves it.
@@ -328,19 +349,67 @@ func (st *Stream) fastScan(dst, chunk []byte, abs0 int64, i int, resume bool) ([
 			}
 			// It closed without a match: its bytes are final.
 			dst = st.emitUpTo(dst, st.base+int64(len(st.buf)))
-		} else {
-			off, status = scan.ScanFrom(chunk[i:], lazydfa.Idle, 0, fp.maxSpan)
 		}
-		w := i + off
+		for _, win := range ws {
+			// Every match ending at mEnd starts in [max(wStart, next), mEnd):
+			// try each position that can start one, leftmost first.
+			mEnd := pos + win.End
+			for p := max(pos+win.Start, next); p < mEnd; p++ {
+				if !start[chunk[p]] {
+					continue
+				}
+				if chunk[p] >= 0x80 {
+					q, _, ok := f.boundaryAfter(chunk, abs0, p)
+					if !ok {
+						st.countFallback(false)
+						return st.toExact(dst, chunk, abs0, emit, p), p
+					}
+					if q != p {
+						continue // inside a multi-byte unit: no thread starts here
+					}
+				}
+				before := pikevm.Edge
+				if abs0+int64(p) > 0 {
+					before = int(f.at(chunk, p-1))
+				}
+				end, rule, res := anch.Find(chunk, p, before, false, fp.maxSpan)
+				switch res {
+				case lazydfa.Found:
+					dst = append(dst, chunk[emit:p]...)
+					dst = st.replacement(dst, chunk[p:], end-p, rule, before, false, true)
+					if st.passthrough {
+						return append(dst, chunk[end:]...), len(chunk)
+					}
+					budget += end - p
+					emit, next = end, end
+					p = end - 1 // matches do not overlap: go on at end
+				case lazydfa.NoMatchHere:
+					// No match starts at p: its threads die by end, within
+					// the span limit, without a match.
+					if budget -= end - p; budget < 0 {
+						st.countFallback(false)
+						return st.toExact(dst, chunk, abs0, emit, p), p
+					}
+				default: // NeedMore, TooLong, CacheFull
+					st.countFallback(res == lazydfa.CacheFull)
+					return st.toExact(dst, chunk, abs0, emit, p), p
+				}
+			}
+			next = max(next, mEnd) // a window with no real match: its match state was spurious (assertions, UTF-8)
+		}
 		switch status {
+		case lazydfa.Full:
+			s, w0 = scan.OpenState(), scan.ResumeStart()-off
+			pos += off
 		case lazydfa.NoMatch:
+			// Leave the engine as if it had processed the chunk without a match.
 			return st.toExact(dst, chunk, abs0, emit, len(chunk)), len(chunk)
-		case lazydfa.Matched:
 		case lazydfa.Open:
 			// Keep the window in the DFA across the chunk end when the
 			// exact engine would hold no more than the cap allows here (it
 			// restarts at or before w, so it holds at most what follows):
 			// then it would not overflow at this chunk end either.
+			w := max(pos+off, next)
 			dst = st.toExact(dst, chunk, abs0, emit, w)
 			if abs0+int64(len(chunk))-st.emitted <= int64(st.rs.maxBuffer) {
 				st.buf = append(st.buf, chunk[w:]...)
@@ -351,59 +420,10 @@ func (st *Stream) fastScan(dst, chunk []byte, abs0 int64, i int, resume bool) ([
 			return dst, w
 		default: // Long, GaveUp
 			st.countFallback(status == lazydfa.GaveUp)
+			w := max(pos+off, next)
 			return st.toExact(dst, chunk, abs0, emit, w), w
 		}
-		// Every match of the window starts in [w, mEnd): try each
-		// position that can start one, leftmost first.
-		mEnd := i + scan.MatchAt()
-		found := false
-		for p := w; p < mEnd && !found; p++ {
-			if !start[chunk[p]] {
-				continue
-			}
-			if chunk[p] >= 0x80 {
-				next, _, ok := f.boundaryAfter(chunk, abs0, p)
-				if !ok {
-					st.countFallback(false)
-					return st.toExact(dst, chunk, abs0, emit, p), p
-				}
-				if next != p {
-					continue // inside a multi-byte unit: no thread starts here
-				}
-			}
-			before := pikevm.Edge
-			if abs0+int64(p) > 0 {
-				before = int(f.at(chunk, p-1))
-			}
-			end, rule, res := anch.Find(chunk, p, before, false, fp.maxSpan)
-			switch res {
-			case lazydfa.Found:
-				dst = append(dst, chunk[emit:p]...)
-				dst = st.replacement(dst, chunk[p:], end-p, rule, before, false, true)
-				if st.passthrough {
-					return append(dst, chunk[end:]...), len(chunk)
-				}
-				emit, i = end, end
-				budget += end - p
-				found = true
-			case lazydfa.NoMatchHere:
-				// No match starts at p: its threads die by end, within the
-				// span limit, without a match.
-				if budget -= end - p; budget < 0 {
-					st.countFallback(false)
-					return st.toExact(dst, chunk, abs0, emit, p), p
-				}
-			default: // NeedMore, TooLong, CacheFull
-				st.countFallback(res == lazydfa.CacheFull)
-				return st.toExact(dst, chunk, abs0, emit, p), p
-			}
-		}
-		if !found {
-			i = mEnd // the match state was spurious (assertions, UTF-8)
-		}
 	}
-	// Leave the engine as if it had processed the chunk without a match.
-	return st.toExact(dst, chunk, abs0, emit, len(chunk)), len(chunk)
 }
 
 // countFallback counts a hand-over to the exact engine.

@@ -19,18 +19,20 @@ import (
 // the same run — including the window start, since both were Idle at p. A
 // then jumps to B's position and state (the "sync"), and a new B starts
 // ahead. B stops where its own window would outgrow maxWindow (so the
-// windows A jumps over were checked), stalls on a match state (A decides
-// it) and builds a missing state only when that needs no cache clear,
-// since a clear would kill A's state ID; a clear by A drops B. Results are
-// those of the one-chain loop (TestScanMatchesSimple, FuzzScan); only the
-// order in which states are built, and so where a tiny cache gives up,
-// may differ.
+// windows A jumps over were checked). It goes through its first match state
+// in ScanWindows (A adopts that window if it syncs before reaching it: B's
+// window start is exact after the sync point) and stalls on any other; it
+// builds a missing state only when that needs no cache clear, since a
+// clear would kill A's state ID; a clear by A drops B. Results are those of
+// the one-chain loop (TestScanMatchesSimple, FuzzScan); only the order in
+// which states are built, and so where a tiny cache gives up, may differ.
 
 const (
 	// specGap is how far ahead of A the speculative chain starts: long
-	// enough that A usually closes the window it is in before reaching B's
-	// start, short enough that little of B's work is lost when A stops at
-	// a match first (every ~150 bytes on the clone workload).
+	// enough that A usually closes the window it is in soon after reaching
+	// B's start (each sync gains specGap bytes), short enough that little of
+	// B's work is lost when the scan stops first. 32, 64 and 128 measured
+	// alike within the noise of this machine.
 	specGap = 64
 	// noSpec is the start of a speculative chain that does not exist.
 	noSpec = math.MaxInt
@@ -120,6 +122,10 @@ func (c *Cache) scan(b []byte, s StateID, w0, maxWindow int, ws []Window) ([]Win
 	// before b[ib], window start wb; live while it can still step.
 	spec := pf == nil && n >= 4*specGap
 	mb, ib, wb, sb, live := noSpec, 0, 0, Idle, false
+	// bm > 0: B went through a match state at bm with window start bw (in
+	// ScanWindows only, once per chain): A adopts that window if it
+	// syncs before passing bm.
+	bm, bw := -1, 0
 	clears := c.clears
 	for i < n {
 		if s == Idle && pf != nil {
@@ -139,7 +145,7 @@ func (c *Cache) scan(b []byte, s StateID, w0, maxWindow int, ws []Window) ([]Win
 			lim = w + maxWindow + 1
 		}
 		if spec && mb == noSpec && n-i >= 2*specGap {
-			mb, ib, wb, sb, live = i+specGap, i+specGap, i+specGap, Idle, true
+			mb, ib, wb, sb, live, bm = i+specGap, i+specGap, i+specGap, Idle, true, -1
 		}
 		tp := unsafe.Pointer(unsafe.SliceData(trans))
 		careful := true
@@ -217,7 +223,10 @@ func (c *Cache) scan(b []byte, s StateID, w0, maxWindow int, ws []Window) ([]Win
 						t, _ = c.step(sb, b[ib], false)
 						trans = c.trans
 					}
-					if t >= tagMatch {
+					if t&tagMatch != 0 && ws != nil && bm < 0 {
+						bm, bw = ib+1, wb // B goes through its first match state
+						sb, ib = t&^tagMatch, ib+1
+					} else if t >= tagMatch {
 						live = false
 					}
 				}
@@ -287,7 +296,13 @@ func (c *Cache) scan(b []byte, s StateID, w0, maxWindow int, ws []Window) ([]Win
 		}
 		if mb != noSpec {
 			if w >= mb {
-				if i <= ib { // sync: A's run from w on is B's
+				// Sync: A's run from w on is B's, with B's match window
+				// if A has not reached it (unless it would fill ws: then
+				// A goes on alone, so that Full stops right after it).
+				if i <= ib && (bm <= i || len(ws)+1 < cap(ws)) {
+					if bm > i {
+						ws = append(ws, Window{bw, bm})
+					}
 					s, i, w = sb, ib, wb
 					c.syncs++
 				}
