@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -228,9 +229,9 @@ func TestApplyLargeBody(t *testing.T) {
 	}
 }
 
-// TestApplyOutputFile checks -o: an existing longer file is truncated to
-// the new output (also for an empty body), and a device such as /dev/null
-// is written without truncation.
+// TestApplyOutputFile checks -o: an existing longer file ends up holding
+// exactly the new output (also for an empty body), -o naming the input is
+// refused, and a device such as /dev/null is written without truncation.
 func TestApplyOutputFile(t *testing.T) {
 	cfg := writeFile(t, "streamsub.yaml", applyConfig)
 	input := writeFile(t, "body.html", applyBody)
@@ -243,10 +244,39 @@ func TestApplyOutputFile(t *testing.T) {
 			t.Errorf("%s over a longer file: exit %d, stderr %q, file %q (%v); want %q", tc.in, code, errOut, got, err, tc.want)
 		}
 	}
+	// -o naming the input is refused before anything is written.
+	code, _, errOut := runApplyWith([]string{"-config", cfg, "-o", input, input}, "")
+	if got, _ := os.ReadFile(input); code != exitRejected || !strings.Contains(errOut, "is the input file") || string(got) != applyBody {
+		t.Errorf("-o = input: exit %d, stderr %q, input now %q", code, errOut, got)
+	}
 	if _, err := os.Stat(os.DevNull); err == nil {
 		if code, _, errOut := runApplyWith([]string{"-config", cfg, "-o", os.DevNull, input}, ""); code != 0 {
 			t.Errorf("-o %s: exit %d, stderr %q", os.DevNull, code, errOut)
 		}
+	}
+}
+
+// failingReader returns its data and then an error.
+type failingReader struct{ data *strings.Reader }
+
+func (r *failingReader) Read(p []byte) (int, error) {
+	if r.data.Len() == 0 {
+		return 0, errors.New("connection reset")
+	}
+	return r.data.Read(p)
+}
+
+// TestApplyReadErrorCutsOutput: after a read error the -o file holds only
+// what was written, none of its old content.
+func TestApplyReadErrorCutsOutput(t *testing.T) {
+	cfg := writeFile(t, "streamsub.yaml", applyConfig)
+	out := writeFile(t, "out.html", strings.Repeat("stale output\n", 100000))
+	in := &failingReader{strings.NewReader(strings.Repeat(applyBody+"\n", 2*readBlock/len(applyBody)))}
+	var errOut bytes.Buffer
+	code := apply([]string{"-config", cfg, "-o", out}, in, io.Discard, &errOut)
+	got, err := os.ReadFile(out)
+	if code != exitIO || !strings.Contains(errOut.String(), "connection reset") || err != nil || strings.Contains(string(got), "stale") {
+		t.Errorf("exit %d, stderr %q, %d bytes left with stale content: %v (%v)", code, errOut.String(), len(got), strings.Contains(string(got), "stale"), err)
 	}
 }
 
