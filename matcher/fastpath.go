@@ -66,8 +66,9 @@ type fastPath struct {
 // fastCaches are the per-stream lazy DFA caches, pooled per rule set so
 // that a new stream starts with the states earlier streams built.
 type fastCaches struct {
-	scan *lazydfa.Cache
-	anch *lazydfa.AnchoredCache
+	scan    *lazydfa.Cache
+	anch    *lazydfa.AnchoredCache
+	windows []lazydfa.Window // fastScan's buffer for lazydfa.ScanWindows
 }
 
 // fastStream is a Stream's fast-path state.
@@ -89,8 +90,6 @@ type fastStream struct {
 	carry bool
 	state lazydfa.StateID
 	held  int
-	// windows is fastScan's buffer for lazydfa.ScanWindows.
-	windows []lazydfa.Window
 }
 
 // maxFastSpanMargin keeps fast-path windows clear of the exact engine's
@@ -117,7 +116,7 @@ func (fp *fastPath) getCaches() *fastCaches {
 		c.anch.Reset()
 		return c
 	}
-	return &fastCaches{scan: fp.dfa.NewCache(), anch: fp.anch.NewCache()}
+	return &fastCaches{scan: fp.dfa.NewCache(), anch: fp.anch.NewCache(), windows: make([]lazydfa.Window, 0, fastWindows)}
 }
 
 // newFastStream returns the fast-path state of a new stream of rs, or nil.
@@ -125,7 +124,7 @@ func (rs *RuleSet) newFastStream() *fastStream {
 	if rs.fast == nil {
 		return nil
 	}
-	return &fastStream{fp: rs.fast, windows: make([]lazydfa.Window, 0, fastWindows)}
+	return &fastStream{fp: rs.fast}
 }
 
 // fastWindows is how many match windows one lazydfa.ScanWindows call may
@@ -336,8 +335,8 @@ func (st *Stream) fastScan(dst, chunk []byte, abs0 int64, i int, resume bool) ([
 		s, w0 = f.state, -f.held
 	}
 	for {
-		ws, off, status := scan.ScanWindows(chunk[pos:], s, w0, fp.maxSpan, f.windows)
-		f.windows = ws
+		ws, off, status := scan.ScanWindows(chunk[pos:], s, w0, fp.maxSpan, f.caches.windows)
+		f.caches.windows = ws
 		if resume {
 			resume = false
 			if (len(ws) > 0 && ws[0].Start < 0) || (off < 0 && status != lazydfa.Full) {
