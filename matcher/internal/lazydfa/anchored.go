@@ -10,7 +10,7 @@ import (
 // Anchored is the exact half of the fast path: a lazy DFA that runs an
 // anchored leftmost-first search from one start position and reports the
 // match the Pike VM would report for a thread started there — rule and end
-// — or that there is none. The over-approximating forward DFA (Scan) says
+// — or that there is none. The over-approximating forward DFA (Cache.ScanWindows) says
 // where a match may be; Anchored resolves it without the Pike VM.
 //
 // A state is the ORDERED list of NFA states waiting at a position (before

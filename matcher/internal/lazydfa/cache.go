@@ -7,7 +7,7 @@ import (
 	"github.com/streamsub/streamsub/matcher/internal/nfa"
 )
 
-// Status is the outcome of Cache.Scan.
+// Status is the outcome of a scan (Cache.Scan, ScanFrom, ScanWindows).
 type Status uint8
 
 const (
@@ -42,7 +42,7 @@ type Stats struct {
 	Clears int // times the cache was emptied for lack of room
 	Bytes  int // memory accounted to the cache
 	GaveUp bool
-	Syncs  int // times the speculative chain of ScanFrom took over (scan.go)
+	Syncs  int // times the speculative chain of a scan took over (scan.go)
 }
 
 // Cache is the partly built transition table of a DFA, owned by one stream
@@ -71,7 +71,7 @@ type Cache struct {
 	clears  int
 	syncs   int
 	gaveUp  bool
-	open    StateID // after Scan returned Open: the state at the end of the input
+	open    StateID // after a scan returned Open (Full): the state at the end of the input (at the stop)
 	matchAt int     // after Scan returned Matched: the offset just past the byte that entered the match state
 	// after ScanWindows returned Full: the window start at the stop (the
 	// state is in open)

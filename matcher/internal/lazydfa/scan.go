@@ -64,7 +64,9 @@ func (c *Cache) Scan(b []byte, maxWindow int) (int, Status) {
 // from it over the next input. It stays valid until the next scan.
 func (c *Cache) OpenState() StateID { return c.open }
 
-// ScanFrom is Scan continuing a window: the DFA starts in state s (Idle, or
+// ScanFrom is Scan continuing a window (the fast path uses ScanWindows;
+// Scan and ScanFrom are its one-window form, for the tests and
+// BenchmarkScan): the DFA starts in state s (Idle, or
 // the OpenState of the previous scan), and w0 is the offset in b where the
 // window open in s started (<= 0: before b; 0 when s is Idle). Returned
 // offsets below 0 name that carried window; an offset >= 0 (or NoMatch)

@@ -11,7 +11,8 @@ package lazydfa
 //     unanchored search. It is untagged and always at offset 0.
 //   - tagMatch marks a state whose NFA set contains a Match state: some
 //     (over-approximated) thread has completed a match on the byte that led
-//     here. The search loop stops on it and the window goes to the exact engine.
+//     here. ScanFrom stops on it; ScanWindows records the window and scans
+//     on; the window's matches are resolved by the anchored DFA.
 //   - Unknown is stored in transitions not computed yet.
 //
 // Hence in the loop `t-1 >= tagMatch-1` (unsigned) is true exactly for
