@@ -15,7 +15,7 @@ ENVOY_BIN ?= $(shell command -v envoy 2>/dev/null || echo $(VENV)/bin/envoy)
 export ENVOY_BIN
 export PATH := $(BIN):$(PATH)
 
-.PHONY: all build envoy tools wrk demo test vet unit fuzz e2e proto bench load clean
+.PHONY: all build envoy tools wrk demo test vet unit fuzz e2e proto bench load apply-ratio clean
 
 all: build
 
@@ -69,6 +69,10 @@ e2e: envoy
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -count 5 ./matcher/... | tee bench.txt
+
+# streamsub apply vs Go regexp on a 64 MiB page, interleaved (BENCHMARKS.md).
+apply-ratio:
+	bash scripts/apply-ratio.sh
 
 # wrk comes from Debian's package.
 wrk:
