@@ -14,6 +14,8 @@ type Metrics struct {
 	BytesOut      *prometheus.CounterVec // by rule_set
 	Replacements  *prometheus.CounterVec // by rule_set
 	CapExceeded   *prometheus.CounterVec // by rule_set
+	FastFallbacks *prometheus.CounterVec // by rule_set
+	CacheGaveUp   *prometheus.CounterVec // by rule_set
 	Errors        *prometheus.CounterVec // by error token
 	ChunkSeconds  prometheus.Histogram
 }
@@ -54,6 +56,14 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "streamsub_stream_buffer_cap_exceeded_total",
 			Help: "Bodies whose held-back bytes exceeded max_buffered_bytes; the rest passed through unchanged.",
 		}, []string{"rule_set"}),
+		FastFallbacks: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "streamsub_fast_path_fallbacks_total",
+			Help: "Hand-overs of a body from the lazy DFA fast path to the exact engine (a match across a chunk edge, a long window, a DFA cache that gave up).",
+		}, []string{"rule_set"}),
+		CacheGaveUp: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "streamsub_dfa_cache_gave_up_total",
+			Help: "Bodies in which a lazy DFA cache gave up (its states thrashed the memory budget); the rest of such a body runs on the exact engine.",
+		}, []string{"rule_set"}),
 		Errors: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "streamsub_stream_errors_total",
 			Help: "Process streams ended by an error, or body data lost, by error token.",
@@ -73,7 +83,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	}
 	if reg != nil {
 		reg.MustRegister(m.Streams, m.ActiveStreams, m.Rewritten, m.Skipped, m.BytesIn,
-			m.BytesOut, m.Replacements, m.CapExceeded, m.Errors, m.ChunkSeconds)
+			m.BytesOut, m.Replacements, m.CapExceeded, m.FastFallbacks, m.CacheGaveUp, m.Errors, m.ChunkSeconds)
 	}
 	return m
 }
@@ -95,5 +105,7 @@ func (m *Metrics) InitRuleSets(names ...string) {
 		m.BytesOut.WithLabelValues(n)
 		m.Replacements.WithLabelValues(n)
 		m.CapExceeded.WithLabelValues(n)
+		m.FastFallbacks.WithLabelValues(n)
+		m.CacheGaveUp.WithLabelValues(n)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -747,6 +748,68 @@ rule_sets:
 				}
 				h.closeOK()
 			})
+		})
+	}
+}
+
+// TestFastPathMetrics: hand-overs from the lazy DFA fast path to the exact
+// engine are counted per rule set, and a DFA cache that gives up (states
+// thrashing its budget) is counted once per body and logged.
+func TestFastPathMetrics(t *testing.T) {
+	configs := map[string]*config.Config{}
+	for name, rule := range map[string]string{"edge": "{literal: abc, replace: X}", "thrash": "{regex: 'a[ab]{22}c', replace: X}"} {
+		cfg, err := config.Parse([]byte("rule_sets:\n  - name: "+name+"\n    rules:\n      - "+rule+"\n"), name+".yaml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		configs[name] = cfg
+	}
+	// Windows of random a/b that close at each x: about one new DFA state
+	// per byte, so the default budget fills again and again.
+	r := rand.New(rand.NewPCG(1, 2))
+	var thrash []byte
+	for len(thrash) < 256<<10 {
+		thrash = append(thrash, 'x')
+		for range 40 {
+			thrash = append(thrash, "ab"[r.IntN(2)])
+		}
+	}
+	var thrashChunks []string
+	for off := 0; off < len(thrash); off += 16 << 10 {
+		thrashChunks = append(thrashChunks, string(thrash[off:min(len(thrash), off+16<<10)]))
+	}
+	tests := []struct {
+		ruleSet   string
+		chunks    []string
+		want      string
+		fallbacks func(float64) bool
+		gaveUp    float64
+	}{
+		// The match crosses the chunk edge: the window carried over
+		// matches, and the exact engine resolves it.
+		{"edge", []string{"xxab", "cxx", ""}, "xxXxx", func(n float64) bool { return n == 1 }, 0},
+		{"edge", []string{"xxabcxx", ""}, "xxXxx", func(n float64) bool { return n == 0 }, 0},
+		{"thrash", append(thrashChunks, ""), string(thrash), func(n float64) bool { return n > 0 }, 1},
+	}
+	for _, tt := range tests {
+		synctest.Test(t, func(t *testing.T) {
+			var logs bytes.Buffer
+			m := NewMetrics(prometheus.NewRegistry())
+			cfg := configs[tt.ruleSet]
+			p := New(func() *config.Config { return cfg }, m, slog.New(slog.NewTextHandler(&logs, nil)))
+			got := rewriteResponse(t, p, tt.chunks)
+			if body := string(bytes.Join(got, nil)); body != tt.want {
+				t.Errorf("%s %d chunks: body = %.40q…, want %.40q…", tt.ruleSet, len(tt.chunks), body, tt.want)
+			}
+			if n := testutil.ToFloat64(m.FastFallbacks.WithLabelValues(tt.ruleSet)); !tt.fallbacks(n) {
+				t.Errorf("%s %d chunks: fast path fallbacks = %v", tt.ruleSet, len(tt.chunks), n)
+			}
+			if n := testutil.ToFloat64(m.CacheGaveUp.WithLabelValues(tt.ruleSet)); n != tt.gaveUp {
+				t.Errorf("%s %d chunks: cache gave up = %v, want %v", tt.ruleSet, len(tt.chunks), n, tt.gaveUp)
+			}
+			if logged := strings.Count(logs.String(), "cache gave up"); logged != int(tt.gaveUp) {
+				t.Errorf("%s: %d gave-up log lines, want %v:\n%.500s", tt.ruleSet, logged, tt.gaveUp, logs.String())
+			}
 		})
 	}
 }

@@ -47,6 +47,8 @@ type stream struct {
 	decision  skipReason      // set by response headers
 	nIn, nOut int             // body bytes in and out, for the debug summary
 	reported  int             // replacements already added to the metric
+	fallbacks int             // fast-path fallbacks already added to the metric
+	gaveUp    bool            // a DFA cache that gave up was counted
 	overflow  bool            // the cap overflow was logged and counted
 	// Collectors of rs, looked up once per stream.
 	bytesIn, bytesOut prometheus.Counter
@@ -98,7 +100,7 @@ func (s *stream) finish() {
 			"error", errBodyLost, "rule_set", s.rs.Name, "held_back", s.ms.Stats().Buffered,
 			"authority", s.authority, "path", s.path)
 	}
-	s.reportReplacements()
+	s.reportStats()
 	if s.p.log.Enabled(context.Background(), slog.LevelDebug) {
 		s.logSummary()
 	}
@@ -127,13 +129,26 @@ func (s *stream) logSummary() {
 		"replacements", repl, "overflowed", s.overflow)
 }
 
-func (s *stream) reportReplacements() {
+// reportStats adds what the body's rewriter counted since the last report
+// to the rule set's metrics.
+func (s *stream) reportStats() {
 	if s.ms == nil {
 		return
 	}
-	if n := s.ms.Stats().Replacements; n > s.reported {
+	st := s.ms.Stats()
+	if n := st.Replacements; n > s.reported {
 		s.p.metrics.Replacements.WithLabelValues(s.rs.Name).Add(float64(n - s.reported))
 		s.reported = n
+	}
+	if n := st.FastFallbacks; n > s.fallbacks {
+		s.p.metrics.FastFallbacks.WithLabelValues(s.rs.Name).Add(float64(n - s.fallbacks))
+		s.fallbacks = n
+	}
+	if st.CacheGaveUp && !s.gaveUp {
+		s.gaveUp = true
+		s.p.metrics.CacheGaveUp.WithLabelValues(s.rs.Name).Inc()
+		s.p.log.Warn("lazy DFA cache gave up (rule set too complex for its memory budget); the body runs on the exact engine",
+			"rule_set", s.rs.Name, "authority", s.authority, "path", s.path)
 	}
 }
 
@@ -350,7 +365,7 @@ func (s *stream) responseBody(b *extprocv3.HttpBody) (*extprocv3.ProcessingRespo
 			"authority", s.authority, "path", s.path)
 	}
 	if b.GetEndOfStream() {
-		s.reportReplacements()
+		s.reportStats()
 	}
 	// Always an explicit body, even empty: no mutation would pass the
 	// original chunk through.
