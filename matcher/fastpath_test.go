@@ -230,3 +230,49 @@ func TestFastPathConcurrentStreams(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkCacheWarmth measures the choice of per-stream lazy DFA caches
+// pooled per rule set (fastPath.caches) over caches built from scratch for
+// every stream: body=SIZE pages of the clone workload, each a new Stream,
+// with pool=warm (the shipped path: a returned cache keeps its states) or
+// pool=cold (a new, empty pair of caches per stream: what a stream pays
+// when the pool is empty, e.g. when concurrency rises). states and
+// cache-bytes report what one warm stream's caches hold: the memory a
+// shared cache would save per concurrent stream.
+func BenchmarkCacheWarmth(b *testing.B) {
+	rs, err := Compile(htmlRules(htmlgen.Clone()), Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	fp := rs.fast
+	for _, size := range []int{4 << 10, 64 << 10, 1 << 20} {
+		page := htmlgen.Page(1, size)
+		dst := make([]byte, 0, 2*size)
+		for _, warm := range []bool{true, false} {
+			name := fmt.Sprintf("body=%dKiB/pool=cold", size>>10)
+			if warm {
+				name = fmt.Sprintf("body=%dKiB/pool=warm", size>>10)
+			}
+			b.Run(name, func(b *testing.B) {
+				b.SetBytes(int64(size))
+				b.ReportAllocs()
+				var c *fastCaches
+				for b.Loop() {
+					st := rs.NewStream()
+					if !warm {
+						st.fast.caches = &fastCaches{scan: fp.dfa.NewCache(), anch: fp.anch.NewCache(), windows: make([]lazydfa.Window, 0, fastWindows)}
+					}
+					dst = dst[:0]
+					for off := 0; off < size; off += 16 << 10 {
+						dst = st.Write(dst, page[off:min(size, off+16<<10)])
+					}
+					c = st.fast.caches
+					dst = st.Close(dst)
+				}
+				scan, anch := c.scan.Stats(), c.anch.Stats()
+				b.ReportMetric(float64(scan.States+anch.States), "states")
+				b.ReportMetric(float64(scan.Bytes+anch.Bytes), "cache-bytes")
+			})
+		}
+	}
+}
