@@ -95,4 +95,15 @@ func TestBigBodyBoundedMemory(t *testing.T) {
 	if hwm > rssBoundMiB<<10 {
 		t.Errorf("streamsub peak RSS %d KiB, bound %d MiB", hwm, rssBoundMiB)
 	}
+	// The body stays on the lazy DFA fast path: its cache never gives up,
+	// and the matches that Envoy's chunk edges cut go to the exact engine
+	// and back, counted (thousands of edges over 64 MiB).
+	fallbacks := s.metric(t, `streamsub_fast_path_fallbacks_total{rule_set="standard"}`)
+	t.Logf("fast-path fallbacks: %v", fallbacks)
+	if fallbacks == 0 {
+		t.Error("no fast-path fallback counted over 64 MiB of chunks")
+	}
+	if n := s.metric(t, `streamsub_dfa_cache_gave_up_total{rule_set="standard"}`); n != 0 {
+		t.Errorf("DFA cache gave up on %v bodies of the standard rule set", n)
+	}
 }
