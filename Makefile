@@ -72,7 +72,7 @@ bench:
 
 # streamsub apply vs Go regexp on a 64 MiB page, interleaved (BENCHMARKS.md).
 apply-ratio:
-	bash scripts/apply-ratio.sh
+	GO=$(GO) bash scripts/apply-ratio.sh
 
 # wrk comes from Debian's package.
 wrk:

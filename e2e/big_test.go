@@ -96,8 +96,8 @@ func TestBigBodyBoundedMemory(t *testing.T) {
 		t.Errorf("streamsub peak RSS %d KiB, bound %d MiB", hwm, rssBoundMiB)
 	}
 	// The body stays on the lazy DFA fast path: its cache never gives up,
-	// and the matches that Envoy's chunk edges cut go to the exact engine
-	// and back, counted (thousands of edges over 64 MiB).
+	// and the matches that Envoy's chunk edges cut (hundreds of edges over
+	// 64 MiB) go to the exact engine and back, counted.
 	fallbacks := s.metric(t, `streamsub_fast_path_fallbacks_total{rule_set="standard"}`)
 	t.Logf("fast-path fallbacks: %v", fallbacks)
 	if fallbacks == 0 {

@@ -147,7 +147,7 @@ func (s *stream) reportStats() {
 	if st.CacheGaveUp && !s.gaveUp {
 		s.gaveUp = true
 		s.p.metrics.CacheGaveUp.WithLabelValues(s.rs.Name).Inc()
-		s.p.log.Warn("lazy DFA cache gave up (rule set too complex for its memory budget); the body runs on the exact engine",
+		s.p.log.Warn("lazy DFA cache gave up (rule set too complex for its memory budget); the rest of the body ran on the exact engine",
 			"rule_set", s.rs.Name, "authority", s.authority, "path", s.path)
 	}
 }

@@ -6,7 +6,7 @@
 #
 # Environment: SIZE (67108864), WORKLOAD (clone), ROUNDS (5), RUNS (6
 # streamsub runs per round), WORK (a new temp dir), STREAMSUB_BIN (default:
-# built from this tree).
+# built from this tree), GO (go).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -14,6 +14,7 @@ SIZE=${SIZE:-67108864}
 WORKLOAD=${WORKLOAD:-clone}
 ROUNDS=${ROUNDS:-5}
 RUNS=${RUNS:-6}
+GO=${GO:-go}
 WORK=${WORK:-$(mktemp -d "${TMPDIR:-/tmp}/streamsub-ratio.XXXXXX")}
 mkdir -p "$WORK"
 
@@ -21,13 +22,13 @@ cd "$ROOT"
 BIN=${STREAMSUB_BIN:-}
 if [[ -z $BIN ]]; then
 	BIN=$WORK/streamsub
-	go build -o "$BIN" ./cmd/streamsub
+	"$GO" build -o "$BIN" ./cmd/streamsub
 fi
-go build -o "$WORK/regexpapply" ./internal/goregexp/cmd/regexpapply
-go build -o "$WORK/applyratio" ./internal/goregexp/cmd/applyratio
+"$GO" build -o "$WORK/regexpapply" ./internal/goregexp/cmd/regexpapply
+"$GO" build -o "$WORK/applyratio" ./internal/goregexp/cmd/applyratio
 page=$WORK/page-$WORKLOAD-$SIZE.html
 if [[ ! -s $page ]]; then
-	go run ./internal/htmlgen/cmd/genpage -size "$SIZE" -seed 1 -workload "$WORKLOAD" \
+	"$GO" run ./internal/htmlgen/cmd/genpage -size "$SIZE" -seed 1 -workload "$WORKLOAD" \
 		-o "$page" -config "$WORK/$WORKLOAD.yaml"
 fi
 echo "# $(date -u +%FT%TZ) $(git rev-parse --short HEAD 2>/dev/null || echo '?') load: $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo '?')"
