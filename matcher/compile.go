@@ -60,7 +60,7 @@ func Compile(rules []Rule, opts Options) (*RuleSet, error) {
 	}
 	rs.nfa = n
 	rs.prog = pikevm.NewProg(n)
-	rs.fast = newFastPath(n, int(rs.maxSpan), lazydfa.Config{})
+	rs.fast = newFastPath(n, int(rs.maxSpan), lazydfa.Config{CacheBytes: opts.DFACacheBytes})
 	return rs, nil
 }
 

@@ -3,6 +3,7 @@ package matcher
 import (
 	"bytes"
 	"fmt"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/streamsub/streamsub/internal/htmlgen"
@@ -273,6 +274,40 @@ func BenchmarkCacheWarmth(b *testing.B) {
 				b.ReportMetric(float64(scan.States+anch.States), "states")
 				b.ReportMetric(float64(scan.Bytes+anch.Bytes), "cache-bytes")
 			})
+		}
+	}
+}
+
+// TestDFACacheBytesOption: Options.DFACacheBytes is the budget of the fast
+// path's caches. Windows of random a/b closed by x build about one new
+// state per byte for a[ab]{22}c: 64 KiB of them fit the default budget,
+// not a 4 KiB one, whose cache gives up (the body still comes out right).
+func TestDFACacheBytesOption(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	var body []byte
+	for len(body) < 64<<10 {
+		body = append(body, 'x')
+		for range 40 {
+			body = append(body, "ab"[r.IntN(2)])
+		}
+	}
+	for _, tt := range []struct {
+		budget int
+		gaveUp bool
+	}{{0, false}, {DefaultDFACacheBytes, false}, {MinDFACacheBytes, true}} {
+		rs, err := Compile([]Rule{{Pattern: `a[ab]{22}c`, Replace: "X"}}, Options{DFACacheBytes: tt.budget})
+		if err != nil {
+			t.Fatal(err)
+		}
+		st := rs.NewStream()
+		var out []byte
+		for off := 0; off < len(body); off += 16 << 10 {
+			out = st.Write(out, body[off:min(len(body), off+16<<10)])
+		}
+		gaveUp := st.Stats().CacheGaveUp
+		out = st.Close(out)
+		if gaveUp != tt.gaveUp || !bytes.Equal(out, body) {
+			t.Errorf("budget %d: gave up %v, want %v; body unchanged %v", tt.budget, gaveUp, tt.gaveUp, bytes.Equal(out, body))
 		}
 	}
 }

@@ -3,11 +3,22 @@ package matcher
 import (
 	"fmt"
 	"strconv"
+
+	"github.com/streamsub/streamsub/matcher/internal/lazydfa"
 )
 
 // DefaultMaxBufferedBytes is the default cap on bytes a Stream may hold back
 // while a match is pending (semantics.md "Streaming").
 const DefaultMaxBufferedBytes = 64 << 10
+
+// DefaultDFACacheBytes is the default memory budget of each lazy DFA cache
+// (Options.DFACacheBytes); MinDFACacheBytes and MaxDFACacheBytes bound the
+// budgets a configuration may ask for.
+const (
+	DefaultDFACacheBytes = lazydfa.DefaultCacheBytes
+	MinDFACacheBytes     = 4 << 10
+	MaxDFACacheBytes     = 256 << 20
+)
 
 // Rule is one find-and-replace rule of a rule set.
 type Rule struct {
@@ -31,6 +42,9 @@ type Options struct {
 	// MaxBufferedBytes caps the bytes a Stream holds back; 0 means
 	// DefaultMaxBufferedBytes.
 	MaxBufferedBytes int
+	// DFACacheBytes is the memory budget of each lazy DFA cache of the fast
+	// path (a Stream uses two); 0 means DefaultDFACacheBytes.
+	DFACacheBytes int
 }
 
 // RuleError reports a rule that cannot be compiled. It names the culprit.

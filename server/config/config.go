@@ -31,6 +31,9 @@ type Config struct {
 	// with: the file's max_buffered_bytes, or matcher.DefaultMaxBufferedBytes
 	// when it gives none.
 	MaxBufferedBytes int
+	// DFACacheBytes is the lazy DFA cache budget each rule set was compiled
+	// with: the file's dfa_cache_bytes, or matcher.DefaultDFACacheBytes.
+	DFACacheBytes int
 	// RequestHeaders and ResponseHeaders are the internal headers to strip;
 	// nil when the file lists none.
 	RequestHeaders, ResponseHeaders *matcher.HeaderSet

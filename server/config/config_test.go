@@ -59,6 +59,8 @@ func TestBadConfigs(t *testing.T) {
 		{"empty_header_prefix.yaml", `: header_filter.response.remove_prefixes[0]: empty header prefix`},
 		{"invalid_header_name.yaml", `: header_filter.response.remove[0]: invalid header name "x powered by": character ' ' is not allowed`},
 		{"negative_max_buffered_bytes.yaml", `: max_buffered_bytes: must not be negative, got -1`},
+		{"small_dfa_cache_bytes.yaml", `: dfa_cache_bytes: want 0 (default 2097152) or 4096..268435456, got 1024`},
+		{"negative_dfa_cache_bytes.yaml", `: dfa_cache_bytes: want 0 (default 2097152) or 4096..268435456, got -4096`},
 	}
 	covered := map[string]bool{"good.yaml": true, "several_problems.yaml": true}
 	for _, tc := range tests {
@@ -169,6 +171,9 @@ func TestGoodConfig(t *testing.T) {
 	}
 	if cfg.MaxBufferedBytes != 131072 {
 		t.Errorf("MaxBufferedBytes = %d", cfg.MaxBufferedBytes)
+	}
+	if cfg.DFACacheBytes != 1048576 {
+		t.Errorf("DFACacheBytes = %d", cfg.DFACacheBytes)
 	}
 
 	shop := cfg.RuleSet("shop-fr")
@@ -558,4 +563,32 @@ func FuzzConfig(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestDFACacheBytesReachesTheMatcher: the file's dfa_cache_bytes is the
+// budget the rule sets are compiled with. Windows of a/b closed by x build
+// about one new state per byte for a[ab]{22}c: a 4 KiB budget gives up
+// within 16 KiB of them, the default does not.
+func TestDFACacheBytesReachesTheMatcher(t *testing.T) {
+	var body []byte
+	for i := 0; len(body) < 16<<10; i++ {
+		body = append(body, 'x')
+		for k := range 40 {
+			body = append(body, "ab"[(i*40+k)*2654435761>>13&1])
+		}
+	}
+	for _, tt := range []struct {
+		setting string
+		gaveUp  bool
+	}{{"", false}, {"dfa_cache_bytes: 4096\n", true}} {
+		cfg, err := Parse([]byte("rule_sets: [{name: s, rules: [{regex: 'a[ab]{22}c', replace: X}]}]\n"+tt.setting), "dfa.yaml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		st := cfg.RuleSets[0].Compiled.NewStream()
+		st.Write(nil, body)
+		if got := st.Stats().CacheGaveUp; got != tt.gaveUp {
+			t.Errorf("%q: DFA cache gave up %v, want %v", tt.setting, got, tt.gaveUp)
+		}
+	}
 }

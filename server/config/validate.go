@@ -25,6 +25,15 @@ func build(pb *configv1.Config, source string) (*Config, error) {
 	if c.MaxBufferedBytes == 0 {
 		c.MaxBufferedBytes = matcher.DefaultMaxBufferedBytes
 	}
+	switch n := pb.GetDfaCacheBytes(); {
+	case n == 0:
+		c.DFACacheBytes = matcher.DefaultDFACacheBytes
+	case n < matcher.MinDFACacheBytes || n > matcher.MaxDFACacheBytes:
+		errs.add(errorf("dfa_cache_bytes: want 0 (default %d) or %d..%d, got %d",
+			matcher.DefaultDFACacheBytes, matcher.MinDFACacheBytes, matcher.MaxDFACacheBytes, n))
+	default:
+		c.DFACacheBytes = int(n)
+	}
 
 	sets := pb.GetRuleSets()
 	if len(sets) == 0 {
@@ -55,7 +64,7 @@ func build(pb *configv1.Config, source string) (*Config, error) {
 	f := flattener{sets: sets, index: index, done: map[string]*RuleSet{}}
 	for _, s := range sets {
 		rs := f.ruleSet(s.GetName())
-		compiled, err := matcher.Compile(rs.Rules, matcher.Options{MaxBufferedBytes: c.MaxBufferedBytes})
+		compiled, err := matcher.Compile(rs.Rules, matcher.Options{MaxBufferedBytes: c.MaxBufferedBytes, DFACacheBytes: c.DFACacheBytes})
 		if err != nil {
 			errs.add(f.compileError(rs, err))
 			continue

@@ -43,8 +43,15 @@ type Config struct {
 	// Cap on the bytes one body stream may hold back while a match is pending
 	// (semantics.md "Streaming"); 0 means the default, 65536. Not negative.
 	MaxBufferedBytes int64 `protobuf:"varint,4,opt,name=max_buffered_bytes,json=maxBufferedBytes,proto3" json:"max_buffered_bytes,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// Memory budget, in bytes, of each lazy DFA cache of a rule set (a body
+	// being rewritten uses two, pooled across streams): when a rule set's
+	// states outgrow it the cache is emptied and rebuilt, and after a few
+	// such clears that body runs on the exact engine (counted in
+	// streamsub_dfa_cache_gave_up_total). 0 means the default, 2097152;
+	// otherwise between 4096 and 268435456 (256 MiB).
+	DfaCacheBytes int64 `protobuf:"varint,5,opt,name=dfa_cache_bytes,json=dfaCacheBytes,proto3" json:"dfa_cache_bytes,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Config) Reset() {
@@ -101,6 +108,13 @@ func (x *Config) GetHeaderFilter() *HeaderFilter {
 func (x *Config) GetMaxBufferedBytes() int64 {
 	if x != nil {
 		return x.MaxBufferedBytes
+	}
+	return 0
+}
+
+func (x *Config) GetDfaCacheBytes() int64 {
+	if x != nil {
+		return x.DfaCacheBytes
 	}
 	return 0
 }
@@ -401,12 +415,13 @@ var File_streamsub_config_v1_config_proto protoreflect.FileDescriptor
 
 const file_streamsub_config_v1_config_proto_rawDesc = "" +
 	"\n" +
-	" streamsub/config/v1/config.proto\x12\x13streamsub.config.v1\"\xb1\x02\n" +
+	" streamsub/config/v1/config.proto\x12\x13streamsub.config.v1\"\xd9\x02\n" +
 	"\x06Config\x129\n" +
 	"\trule_sets\x18\x01 \x03(\v2\x1c.streamsub.config.v1.RuleSetR\bruleSets\x12<\n" +
 	"\x05hosts\x18\x02 \x03(\v2&.streamsub.config.v1.Config.HostsEntryR\x05hosts\x12F\n" +
 	"\rheader_filter\x18\x03 \x01(\v2!.streamsub.config.v1.HeaderFilterR\fheaderFilter\x12,\n" +
-	"\x12max_buffered_bytes\x18\x04 \x01(\x03R\x10maxBufferedBytes\x1a8\n" +
+	"\x12max_buffered_bytes\x18\x04 \x01(\x03R\x10maxBufferedBytes\x12&\n" +
+	"\x0fdfa_cache_bytes\x18\x05 \x01(\x03R\rdfaCacheBytes\x1a8\n" +
 	"\n" +
 	"HostsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
