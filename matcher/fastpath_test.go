@@ -3,7 +3,6 @@ package matcher
 import (
 	"bytes"
 	"fmt"
-	"math/rand/v2"
 	"testing"
 
 	"github.com/streamsub/streamsub/internal/htmlgen"
@@ -279,23 +278,15 @@ func BenchmarkCacheWarmth(b *testing.B) {
 }
 
 // TestDFACacheBytesOption: Options.DFACacheBytes is the budget of the fast
-// path's caches. Windows of random a/b closed by x build about one new
-// state per byte for a[ab]{22}c: 64 KiB of them fit the default budget,
-// not a 4 KiB one, whose cache gives up (the body still comes out right).
+// path's caches. 64 KiB of htmlgen.StateThrash fit the default budget, not
+// a 4 KiB one, whose cache gives up (the body still comes out right).
 func TestDFACacheBytesOption(t *testing.T) {
-	r := rand.New(rand.NewPCG(1, 2))
-	var body []byte
-	for len(body) < 64<<10 {
-		body = append(body, 'x')
-		for range 40 {
-			body = append(body, "ab"[r.IntN(2)])
-		}
-	}
+	body := htmlgen.StateThrash(1, 64<<10)
 	for _, tt := range []struct {
 		budget int
 		gaveUp bool
 	}{{0, false}, {DefaultDFACacheBytes, false}, {MinDFACacheBytes, true}} {
-		rs, err := Compile([]Rule{{Pattern: `a[ab]{22}c`, Replace: "X"}}, Options{DFACacheBytes: tt.budget})
+		rs, err := Compile([]Rule{{Pattern: htmlgen.StateThrashRule, Replace: "X"}}, Options{DFACacheBytes: tt.budget})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -5,7 +5,6 @@ import (
 	"cmp"
 	"fmt"
 	"log/slog"
-	"math/rand/v2"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -17,6 +16,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/streamsub/streamsub/internal/htmlgen"
 	"github.com/streamsub/streamsub/matcher"
 	"github.com/streamsub/streamsub/server/config"
 )
@@ -757,23 +757,16 @@ rule_sets:
 // thrashing its budget) is counted once per body and logged.
 func TestFastPathMetrics(t *testing.T) {
 	configs := map[string]*config.Config{}
-	for name, rule := range map[string]string{"edge": "{literal: abc, replace: X}", "thrash": "{regex: 'a[ab]{22}c', replace: X}"} {
+	for name, rule := range map[string]string{"edge": "{literal: abc, replace: X}", "thrash": "{regex: '" + htmlgen.StateThrashRule + "', replace: X}"} {
 		cfg, err := config.Parse([]byte("rule_sets:\n  - name: "+name+"\n    rules:\n      - "+rule+"\n"), name+".yaml")
 		if err != nil {
 			t.Fatal(err)
 		}
 		configs[name] = cfg
 	}
-	// Windows of random a/b that close at each x: about one new DFA state
-	// per byte, so the default budget fills again and again.
-	r := rand.New(rand.NewPCG(1, 2))
-	var thrash []byte
-	for len(thrash) < 256<<10 {
-		thrash = append(thrash, 'x')
-		for range 40 {
-			thrash = append(thrash, "ab"[r.IntN(2)])
-		}
-	}
+	// About one new DFA state per byte: the default budget fills again and
+	// again.
+	thrash := htmlgen.StateThrash(1, 256<<10)
 	var thrashChunks []string
 	for off := 0; off < len(thrash); off += 16 << 10 {
 		thrashChunks = append(thrashChunks, string(thrash[off:min(len(thrash), off+16<<10)]))

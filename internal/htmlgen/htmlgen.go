@@ -158,3 +158,23 @@ func Letters(seed uint64, n int) []byte {
 	}
 	return b
 }
+
+// StateThrashRule is the rule that StateThrash defeats: a lazy DFA state
+// for it is the set of the last 23 positions that hold an a.
+const StateThrashRule = `a[ab]{22}c`
+
+// StateThrash returns n bytes of windows of 40 random a and b, each opened
+// by an x: over them the lazy DFA of StateThrashRule meets about one new
+// state per byte, so its cache fills, is cleared, and finally gives up (the
+// fast path's worst case; the output is the input, no window holds a c).
+func StateThrash(seed uint64, n int) []byte {
+	r := rand.New(rand.NewPCG(seed, 2))
+	b := make([]byte, 0, n+40)
+	for len(b) < n {
+		b = append(b, 'x')
+		for range 40 {
+			b = append(b, "ab"[r.IntN(2)])
+		}
+	}
+	return b[:n]
+}

@@ -97,13 +97,15 @@ type Pathological struct {
 }
 
 // Pathologicals returns the adversarial cases, each with an input of n bytes:
-// exponential-backtracking shapes and a rule that keeps a thread alive over
-// the whole input.
+// exponential-backtracking shapes, a rule that keeps a thread alive over
+// the whole input, many literals, and a rule whose lazy DFA states thrash
+// the cache.
 func Pathologicals(n int) []Pathological {
 	return []Pathological{
 		{Name: "a-or-aa-star-b", Rules: []Rule{{Pattern: `(a|aa)*b`, Replace: "X"}}, Input: bytes.Repeat([]byte("a"), n)},
 		{Name: "x+x+-plus-y", Rules: []Rule{{Pattern: `(x+x+)+y`, Replace: "X"}}, Input: bytes.Repeat([]byte("x"), n)},
 		{Name: "letters-star-q", Rules: []Rule{{Pattern: `[a-z]*q`, Replace: "X"}}, Input: Letters(7, n)},
 		{Name: "1000-literals", Rules: ManyLiterals(1000).Rules, Input: Page(7, n)},
+		{Name: "dfa-state-thrash", Rules: []Rule{{Pattern: StateThrashRule, Replace: "X"}}, Input: StateThrash(7, n)},
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/streamsub/streamsub/internal/htmlgen"
 	"github.com/streamsub/streamsub/matcher"
 )
 
@@ -566,22 +567,15 @@ func FuzzConfig(f *testing.F) {
 }
 
 // TestDFACacheBytesReachesTheMatcher: the file's dfa_cache_bytes is the
-// budget the rule sets are compiled with. Windows of a/b closed by x build
-// about one new state per byte for a[ab]{22}c: a 4 KiB budget gives up
-// within 16 KiB of them, the default does not.
+// budget the rule sets are compiled with: over 16 KiB of htmlgen.StateThrash
+// a 4 KiB budget gives up, the default does not.
 func TestDFACacheBytesReachesTheMatcher(t *testing.T) {
-	var body []byte
-	for i := 0; len(body) < 16<<10; i++ {
-		body = append(body, 'x')
-		for k := range 40 {
-			body = append(body, "ab"[(i*40+k)*2654435761>>13&1])
-		}
-	}
+	body := htmlgen.StateThrash(1, 16<<10)
 	for _, tt := range []struct {
 		setting string
 		gaveUp  bool
 	}{{"", false}, {"dfa_cache_bytes: 4096\n", true}} {
-		cfg, err := Parse([]byte("rule_sets: [{name: s, rules: [{regex: 'a[ab]{22}c', replace: X}]}]\n"+tt.setting), "dfa.yaml")
+		cfg, err := Parse([]byte("rule_sets: [{name: s, rules: [{regex: '"+htmlgen.StateThrashRule+"', replace: X}]}]\n"+tt.setting), "dfa.yaml")
 		if err != nil {
 			t.Fatal(err)
 		}
