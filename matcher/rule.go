@@ -16,7 +16,7 @@ const DefaultMaxBufferedBytes = 64 << 10
 // budgets a configuration may ask for.
 const (
 	DefaultDFACacheBytes = lazydfa.DefaultCacheBytes
-	MinDFACacheBytes     = 4 << 10
+	MinDFACacheBytes     = lazydfa.MinCacheBytes
 	MaxDFACacheBytes     = 256 << 20
 )
 

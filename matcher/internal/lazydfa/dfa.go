@@ -45,8 +45,9 @@ import (
 // states (tens of KiB); the budget only bites on adversarial rule sets.
 const DefaultCacheBytes = 2 << 20
 
-// minCacheBytes is the smallest budget honoured: room for a few states.
-const minCacheBytes = 4 << 10
+// MinCacheBytes is the smallest budget honoured (smaller ones are raised to
+// it): room for a few states.
+const MinCacheBytes = 4 << 10
 
 // Config tunes a DFA.
 type Config struct {
@@ -69,7 +70,7 @@ func (cfg Config) limits() (cacheBytes, maxClears int) {
 	if maxClears <= 0 {
 		maxClears = defaultMaxClears
 	}
-	return max(cacheBytes, minCacheBytes), maxClears
+	return max(cacheBytes, MinCacheBytes), maxClears
 }
 
 // defaultMaxClears: after this many clears a stream's cache gives up and
