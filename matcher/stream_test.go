@@ -223,20 +223,26 @@ func TestHoldBack(t *testing.T) {
 		{[]Rule{re("x*", "-")}, "ab", "-a-b", 0},  // empty match at the end waits for EOF: nothing held
 		{[]Rule{re("é", "E")}, "ab\xc3", "ab", 1}, // partial rune
 		{[]Rule{re("(?i)k", "X")}, "a\xe2\x84", "a", 2},
+		{[]Rule{re("[a-c]x+", "")}, "zax\xe2", "z", 1}, // the cut rune ends the match: only it is held
 	}
 	for _, tt := range tests {
 		t.Run(fmt.Sprintf("%q/%q", rulesString(tt.rules), tt.chunk), func(t *testing.T) {
-			rs, err := Compile(tt.rules, Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			st := rs.NewStream()
-			out := st.Write(nil, []byte(tt.chunk))
-			if string(out) != tt.out {
-				t.Errorf("Write = %q, want %q", out, tt.out)
-			}
-			if got := st.Stats().Buffered; got != tt.buffered {
-				t.Errorf("Buffered = %d, want %d", got, tt.buffered)
+			for _, exact := range []bool{false, true} {
+				rs, err := Compile(tt.rules, Options{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if exact {
+					rs.fast = nil // the exact engine alone
+				}
+				st := rs.NewStream()
+				out := st.Write(nil, []byte(tt.chunk))
+				if string(out) != tt.out {
+					t.Errorf("exact engine only %v: Write = %q, want %q", exact, out, tt.out)
+				}
+				if got := st.Stats().Buffered; got != tt.buffered {
+					t.Errorf("exact engine only %v: Buffered = %d, want %d", exact, got, tt.buffered)
+				}
 			}
 		})
 	}
@@ -263,22 +269,30 @@ func TestCap(t *testing.T) {
 			[]string{"xabcdx"}, "xXx", false},
 		{"pending match with a constant template does not count", []Rule{re("abce|b", "X")}, 2,
 			[]string{"ab", "c", "d"}, "aXcd", false},
+		{"a rune cut by the chunk end ends a match", []Rule{re("[a-c]x+", "")}, 1,
+			[]string{"ax\xe2", "\x82\xac"}, "€", false},
 		{"pending match whose text is used counts", []Rule{re("abce|b", "[$&]")}, 2,
 			[]string{"ab", "c", "d"}, "abcd", true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			rs, err := Compile(tt.rules, Options{MaxBufferedBytes: tt.cap})
-			if err != nil {
-				t.Fatal(err)
-			}
 			var chunks [][]byte
 			for _, c := range tt.chunks {
 				chunks = append(chunks, []byte(c))
 			}
-			got, stats := rewrite(t, rs.NewStream(), chunks)
-			if string(got) != tt.want || stats.Overflowed != tt.overflowed {
-				t.Errorf("got %q (overflowed %v), want %q (overflowed %v)", got, stats.Overflowed, tt.want, tt.overflowed)
+			for _, exact := range []bool{false, true} {
+				rs, err := Compile(tt.rules, Options{MaxBufferedBytes: tt.cap})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if exact {
+					rs.fast = nil // the exact engine alone
+				}
+				got, stats := rewrite(t, rs.NewStream(), chunks)
+				if string(got) != tt.want || stats.Overflowed != tt.overflowed {
+					t.Errorf("exact engine only %v: got %q (overflowed %v), want %q (overflowed %v)",
+						exact, got, stats.Overflowed, tt.want, tt.overflowed)
+				}
 			}
 		})
 	}

@@ -547,14 +547,18 @@ func (m *VM) step(id nfa.StateID, start int64, c, unit int) bool {
 const unknown = -2
 
 // peek is called when position pos cannot be processed yet (the byte at
-// pos, after, may be unknown). It decides a pending match early when that
-// does not need the missing input: when the closure of the waiting
-// threads at pos needs no assertion on the byte at pos, a match state
-// ahead of every consuming thread is final, and so is a pending match when
-// no thread survives the closure. This lets a match be emitted without
-// waiting for the byte after it (sregex does the same), which keeps the
-// held-back bytes at a chunk's end minimal. peek changes nothing else: the
-// closure is computed again when pos is processed.
+// pos, after, may be unknown). When the closure of the waiting threads at
+// pos needs no assertion on the byte at pos, it does at pos what Advance
+// would do with any byte: the consuming states of the closure, in
+// priority order, wait at pos in place of the seeds, and its first match
+// state is recorded and cuts every thread after it, as step records it.
+// When after is known (only its unit's length is not: a multi-byte
+// sequence cut by the chunk end), the consuming states that cannot step
+// over it are dead already and are dropped. A match with no thread left
+// before it is final: peek returns Found without waiting for the byte
+// after it (sregex does the same). Dead threads never hold bytes, so what
+// is held at a chunk's end (and so the hold-back cap) does not depend on
+// whether the chunk ends before a byte or inside its unit.
 func (m *VM) peek(after int) Status {
 	if len(m.seeds) == 0 {
 		return NeedInput
@@ -566,32 +570,20 @@ func (m *VM) peek(after int) Status {
 			return NeedInput
 		}
 	}
-	if len(m.clist) == 0 {
-		if m.matched {
-			m.seeds = m.seeds[:0]
-			return Found
+	m.seeds = m.seeds[:0]
+	for _, t := range m.clist {
+		st := &m.p.states[t.id]
+		if st.Kind == nfa.KindMatch {
+			m.matched = true
+			m.match = Match{Rule: st.Rule, Start: t.start, End: m.pos}
+			break
 		}
-		return NeedInput
+		if after == unknown || accepts(st, after) {
+			m.seeds = append(m.seeds, t)
+		}
 	}
-	t := m.clist[0]
-	if st := &m.p.states[t.id]; st.Kind == nfa.KindMatch {
-		m.matched = true
-		m.match = Match{Rule: st.Rule, Start: t.start, End: m.pos}
-		m.seeds = m.seeds[:0]
+	if len(m.seeds) == 0 && m.matched {
 		return Found
-	}
-	if after >= 0 {
-		// The byte is known, only its unit's length is not (a multi-byte
-		// sequence cut by the chunk end): the threads that cannot step
-		// over it are dead already. Keeping them would hold their bytes
-		// back (and overflow a small cap) for nothing. The closure's
-		// states, in priority order, wait at pos as well as the seeds did.
-		m.seeds = m.seeds[:0]
-		for _, t := range m.clist {
-			if st := &m.p.states[t.id]; st.Kind == nfa.KindMatch || accepts(st, after) {
-				m.seeds = append(m.seeds, t)
-			}
-		}
 	}
 	return NeedInput
 }

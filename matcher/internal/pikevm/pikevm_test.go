@@ -144,6 +144,11 @@ func TestEarliest(t *testing.T) {
 		{"zz€", "zz\xe2\x82", 0},
 		{`\x{20AC}`, "ab\xe2\x82", 2},
 		{"q", "ab\xe2\x82", 2}, // the unit at 2 is undecided: nothing at 2 is processed yet
+		// Threads that die at the end of the input whatever comes next
+		// hold nothing.
+		{"€^", "€\xe2", 3},
+		{"€^", "€", 3},
+		{"ab$|abc", "xab", 1}, // $ needs the next byte
 	}
 	for _, tt := range tests {
 		t.Run(fmt.Sprintf("%q/%q", tt.pattern, tt.input), func(t *testing.T) {
@@ -175,6 +180,12 @@ func TestPeek(t *testing.T) {
 		{`\nab`, "\nab", true},
 		{`a+`, "aa", false},
 		{`a+?`, "aa", true},
+		// A multi-byte unit cut by the end: its lead byte is known, so
+		// the threads that cannot take it are dead.
+		{`ax+`, "ax\xe2", true},
+		{`ax+|a`, "ax\xe2", true},
+		{`ax(?:€)?`, "ax\xe2", false}, // € may still follow
+		{`ax+`, "ax\xe2\x82", true},
 	}
 	for _, tt := range tests {
 		t.Run(fmt.Sprintf("%q/%q", tt.pattern, tt.input), func(t *testing.T) {
