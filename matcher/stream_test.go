@@ -271,6 +271,10 @@ func TestCap(t *testing.T) {
 			[]string{"ab", "c", "d"}, "aXcd", false},
 		{"a rune cut by the chunk end ends a match", []Rule{re("[a-c]x+", "")}, 1,
 			[]string{"ax\xe2", "\x82\xac"}, "€", false},
+		{"a pending match waiting at a cut rune does not count", []Rule{re("(?:€)+", "")}, 1,
+			[]string{"€\xe2\x82"}, "\xe2\x82", false},
+		{"nor when the engine is fed the chunk in pieces", []Rule{re("(?:€)+", "")}, 1,
+			[]string{"€", "\xe2\x82"}, "\xe2\x82", false},
 		{"pending match whose text is used counts", []Rule{re("abce|b", "[$&]")}, 2,
 			[]string{"ab", "c", "d"}, "abcd", true},
 	}

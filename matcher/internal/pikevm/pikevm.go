@@ -177,6 +177,11 @@ type VM struct {
 	seeds     []thread // threads waiting at pos before their closure, in priority order
 	matched   bool     // a match is pending; no more start threads
 	match     Match
+	// peeked: peek found the match state that Advance will record at pos
+	// (it waits among the seeds); Pending reports it. Cleared when pos is
+	// processed.
+	peeked    Match
+	hasPeeked bool
 	done      bool // EOF processed
 
 	// Scratch, sized to the NFA (scr holds it while the VM owns it; the
@@ -381,6 +386,7 @@ func (m *VM) Restart(at int64, before int, firstStart int64) {
 	m.nextStart = firstStart
 	m.seeds = m.seeds[:0]
 	m.matched = false
+	m.hasPeeked = false
 	m.done = false
 }
 
@@ -404,8 +410,14 @@ func (m *VM) Earliest() int64 {
 }
 
 // Pending returns the match found so far that is not final yet, if any:
-// a higher-priority thread may still replace it.
-func (m *VM) Pending() (Match, bool) { return m.match, m.matched }
+// a higher-priority thread may still replace it. At a position peek
+// could not process it includes the match Advance will record there.
+func (m *VM) Pending() (Match, bool) {
+	if m.hasPeeked {
+		return m.peeked, true
+	}
+	return m.match, m.matched
+}
 
 // Idle reports whether no thread is live and no match is pending: the
 // search state is that of a fresh Restart at Pos.
@@ -464,6 +476,7 @@ func (m *VM) Advance(hay []byte, base int64, eof bool, maxSpan int64) Status {
 
 		// Close the waiting threads at pos and step them over byte c, in
 		// priority order; a match cuts every thread after it.
+		m.hasPeeked = false
 		m.set.clear()
 		m.clist = m.clist[:0]
 		for _, t := range m.seeds {
@@ -547,19 +560,20 @@ func (m *VM) step(id nfa.StateID, start int64, c, unit int) bool {
 const unknown = -2
 
 // peek is called when position pos cannot be processed yet (the byte at
-// pos, after, may be unknown). When the closure of the waiting threads at
-// pos needs no assertion on the byte at pos, it does at pos what Advance
-// would do with any byte: the consuming states of the closure, in
-// priority order, wait at pos in place of the seeds, and its first match
-// state is recorded and cuts every thread after it, as step records it.
-// When after is known (only its unit's length is not: a multi-byte
-// sequence cut by the chunk end), the consuming states that cannot step
-// over it are dead already and are dropped. A match with no thread left
-// before it is final: peek returns Found without waiting for the byte
-// after it (sregex does the same). Dead threads never hold bytes, so what
-// is held at a chunk's end (and so the hold-back cap) does not depend on
-// whether the chunk ends before a byte or inside its unit.
+// pos, after, may be unknown), to hold back no more than needed at a
+// chunk's end. When the closure of the waiting threads at pos needs no
+// assertion on the byte at pos, the closure's states up to its first
+// match state (the ones Advance will step at pos, in priority order) wait
+// at pos in place of the seeds; when after is known (only its unit's
+// length is not: a multi-byte sequence cut by the chunk end), the
+// consuming states that cannot step over it are dead already and are
+// dropped. The match state, if any, is then final when it comes first
+// (peek returns Found without waiting for the byte after it, as sregex
+// does), else pending (Pending reports it). Search state Advance depends
+// on is left as is, so the engine takes the same steps and stops at the
+// same positions however the body is cut into pieces.
 func (m *VM) peek(after int) Status {
+	m.hasPeeked = false
 	if len(m.seeds) == 0 {
 		return NeedInput
 	}
@@ -574,8 +588,14 @@ func (m *VM) peek(after int) Status {
 	for _, t := range m.clist {
 		st := &m.p.states[t.id]
 		if st.Kind == nfa.KindMatch {
-			m.matched = true
-			m.match = Match{Rule: st.Rule, Start: t.start, End: m.pos}
+			if len(m.seeds) == 0 {
+				m.matched = true
+				m.match = Match{Rule: st.Rule, Start: t.start, End: m.pos}
+				return Found
+			}
+			m.seeds = append(m.seeds, t)
+			m.peeked = Match{Rule: st.Rule, Start: t.start, End: m.pos}
+			m.hasPeeked = true
 			break
 		}
 		if after == unknown || accepts(st, after) {
