@@ -190,9 +190,7 @@ func (st *Stream) writeFast(dst, chunk []byte) []byte {
 			for k < len(chunk) && start[chunk[k-1]] {
 				k++
 			}
-			st.buf = append(st.buf, chunk[i:k]...)
-			dst = st.run(dst, false)
-			st.compact()
+			dst = st.feed(dst, chunk[i:k])
 			i = k
 			if st.passthrough {
 				f.remember(chunk)

@@ -38,13 +38,45 @@ func fastVariants(t testing.TB, rules []Rule, opts Options) (names []string, set
 	return names, sets
 }
 
+// pieceRewrite is streamRewrite on the exact engine alone (rs has no fast
+// path), feeding it each chunk in pieces of n bytes as the fast path does
+// when it hands a chunk over.
+func pieceRewrite(rs *RuleSet, chunks [][]byte, n int) ([]byte, StreamStats) {
+	st := rs.NewStream()
+	var out []byte
+	for _, c := range chunks {
+		if len(c) == 0 || st.passthrough {
+			out = st.Write(out, c)
+			continue
+		}
+		st.chunkEnd = st.base + int64(len(st.buf)) + int64(len(c))
+		for len(c) > 0 && !st.passthrough {
+			k := min(n, len(c))
+			out = st.feed(out, c[:k])
+			c = c[k:]
+		}
+		out = append(out, c...)
+	}
+	out = st.Close(out)
+	return out, st.Stats()
+}
+
 // checkFastPath rewrites body cut into chunks with every variant and
-// requires the exact engine's output and stats.
+// requires the exact engine's output and stats. It also requires them
+// of the exact engine fed the chunks in pieces: the fast path relies on
+// the engine holding the same bytes at a chunk's end however it was fed.
 func checkFastPath(t *testing.T, rules []Rule, opts Options, body []byte, chunkings map[string][][]byte) {
 	t.Helper()
 	names, sets := fastVariants(t, rules, opts)
 	for cname, chunks := range chunkings {
 		want, wstats := streamRewrite(sets[0], chunks)
+		for _, n := range []int{1, 3} {
+			got, stats := pieceRewrite(sets[0], chunks, n)
+			if !bytes.Equal(got, want) || stats.Replacements != wstats.Replacements || stats.Overflowed != wstats.Overflowed {
+				t.Fatalf("rules %s cap %d\nbody %q\n%s chunks %q\nexact in pieces of %d: %q %+v\nexact: %q %+v",
+					fmtRules(rules), opts.MaxBufferedBytes, body, cname, chunks, n, got, stats, want, wstats)
+			}
+		}
 		for i := 1; i < len(sets); i++ {
 			got, stats := streamRewrite(sets[i], chunks)
 			if !bytes.Equal(got, want) || stats.Replacements != wstats.Replacements || stats.Overflowed != wstats.Overflowed {

@@ -104,7 +104,15 @@ func (st *Stream) Write(dst, chunk []byte) []byte {
 	if st.fast != nil {
 		return st.writeFast(dst, chunk)
 	}
-	st.buf = append(st.buf, chunk...)
+	return st.feed(dst, chunk)
+}
+
+// feed hands the next bytes of the current chunk (all of it, or a piece)
+// to the exact engine and appends what became final to dst. How a chunk is
+// cut into pieces changes nothing: the engine holds the same bytes at the
+// chunk's end.
+func (st *Stream) feed(dst, piece []byte) []byte {
+	st.buf = append(st.buf, piece...)
 	dst = st.run(dst, false)
 	st.compact()
 	return dst
