@@ -49,7 +49,7 @@ func pieceRewrite(rs *RuleSet, chunks [][]byte, n int) ([]byte, StreamStats) {
 			out = st.Write(out, c)
 			continue
 		}
-		st.chunkEnd = st.base + int64(len(st.buf)) + int64(len(c))
+		st.startChunk(len(c))
 		for len(c) > 0 && !st.passthrough {
 			k := min(n, len(c))
 			out = st.feed(out, c[:k])

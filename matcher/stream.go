@@ -100,11 +100,17 @@ func (st *Stream) Write(dst, chunk []byte) []byte {
 	if st.passthrough || st.closed {
 		return append(dst, chunk...)
 	}
-	st.chunkEnd = st.base + int64(len(st.buf)) + int64(len(chunk))
+	st.startChunk(len(chunk))
 	if st.fast != nil {
 		return st.writeFast(dst, chunk)
 	}
 	return st.feed(dst, chunk)
+}
+
+// startChunk records where the chunk of n bytes being written ends: the
+// hold-back cap is checked there.
+func (st *Stream) startChunk(n int) {
+	st.chunkEnd = st.base + int64(len(st.buf)) + int64(n)
 }
 
 // feed hands the next bytes of the current chunk (all of it, or a piece)

@@ -133,20 +133,29 @@ func cutRandom(rng *rand.Rand, body []byte) [][]byte {
 	return append(chunks, nil)
 }
 
+// forEachEngine compiles rules as Compile does (fast path where
+// eligible) and again for the exact engine alone, and calls f with each.
+func forEachEngine(t *testing.T, rules []Rule, opts Options, f func(rs *RuleSet, exact bool)) {
+	t.Helper()
+	for _, exact := range []bool{false, true} {
+		rs, err := Compile(rules, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if exact {
+			rs.fast = nil // the exact engine alone
+		}
+		f(rs, exact)
+	}
+}
+
 func TestStreamTable(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	for _, tc := range streamCases {
 		t.Run(fmt.Sprintf("%q/%q", rulesString(tc.rules), tc.body), func(t *testing.T) {
-			for _, exact := range []bool{false, true} {
-				rs, err := Compile(tc.rules, Options{})
-				if err != nil {
-					t.Fatal(err)
-				}
-				if exact {
-					rs.fast = nil // the exact engine alone
-				}
+			forEachEngine(t, tc.rules, Options{}, func(rs *RuleSet, exact bool) {
 				checkStreamCase(t, rng, rs, tc, exact)
-			}
+			})
 		})
 	}
 }
@@ -227,14 +236,7 @@ func TestHoldBack(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(fmt.Sprintf("%q/%q", rulesString(tt.rules), tt.chunk), func(t *testing.T) {
-			for _, exact := range []bool{false, true} {
-				rs, err := Compile(tt.rules, Options{})
-				if err != nil {
-					t.Fatal(err)
-				}
-				if exact {
-					rs.fast = nil // the exact engine alone
-				}
+			forEachEngine(t, tt.rules, Options{}, func(rs *RuleSet, exact bool) {
 				st := rs.NewStream()
 				out := st.Write(nil, []byte(tt.chunk))
 				if string(out) != tt.out {
@@ -243,7 +245,7 @@ func TestHoldBack(t *testing.T) {
 				if got := st.Stats().Buffered; got != tt.buffered {
 					t.Errorf("exact engine only %v: Buffered = %d, want %d", exact, got, tt.buffered)
 				}
-			}
+			})
 		})
 	}
 }
@@ -284,20 +286,13 @@ func TestCap(t *testing.T) {
 			for _, c := range tt.chunks {
 				chunks = append(chunks, []byte(c))
 			}
-			for _, exact := range []bool{false, true} {
-				rs, err := Compile(tt.rules, Options{MaxBufferedBytes: tt.cap})
-				if err != nil {
-					t.Fatal(err)
-				}
-				if exact {
-					rs.fast = nil // the exact engine alone
-				}
+			forEachEngine(t, tt.rules, Options{MaxBufferedBytes: tt.cap}, func(rs *RuleSet, exact bool) {
 				got, stats := rewrite(t, rs.NewStream(), chunks)
 				if string(got) != tt.want || stats.Overflowed != tt.overflowed {
 					t.Errorf("exact engine only %v: got %q (overflowed %v), want %q (overflowed %v)",
 						exact, got, stats.Overflowed, tt.want, tt.overflowed)
 				}
-			}
+			})
 		})
 	}
 }
