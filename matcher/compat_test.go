@@ -153,8 +153,10 @@ func ineligible(c *compatCase) string {
 // Reasons for a deliberate difference (semantics.md, "Deliberate
 // differences from replace_filter"). The corpus needs no others: its
 // perl_differs cases (captures in repetitions) come out as sregex's with
-// Go's regexp too, none is chunk_dependent, $$ and $0 agree, and no case
-// folds beyond ASCII.
+// Go's regexp too, none is chunk_dependent, $$ and $0 agree, no case
+// folds beyond ASCII, and no input holds a byte >= 0x80, so sregex
+// stepping one byte after an empty match (splitting a character, where we
+// step a whole UTF-8 sequence) shows in no case.
 const (
 	diffSregexSyntax = "sregex-only syntax"                             // RE2 rejects or reads differently
 	diffRE2Syntax    = "RE2 syntax sregex rejects"                      // inline flags, named groups, ...

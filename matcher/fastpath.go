@@ -39,7 +39,8 @@ package matcher
 // and 3 after it (boundaryAfter). Every Restart of the engine uses such a
 // boundary, exactly as the engine's own restarts at match ends do. Rule sets
 // that can match the empty string get no fast path (lazydfa.CanMatchEmpty),
-// so no restart ever happens at p+1 after an empty match.
+// so the engine never restarts after an empty match (RestartAfterEmpty)
+// while the fast path runs.
 //
 // Output is byte-identical to the exact engine's for every chunking, and so
 // is the hold-back cap: windows and matches that could approach the cap are

@@ -286,6 +286,7 @@ var fuzzSeeds = []struct{ spec, body, cuts string }{
 	{"g&(a(b4n2n1n95", "abab", "12"},                 // ${N}, ${9} out of range, literal digit
 	{"gPa2N0&g&Pb[2N1&", "ab", "1"},                  // named groups, same name in two rules
 	{"gS.1-", "aeEF", "1111111"},                     // lazy star, multi-byte runes
+	{"g*x1-", "aeEFT\xff\x80xe", "1212121"},          // empty matches step whole runes, cuts inside them
 	{"g{.121<", "abcdef", "3"},                       // {1,3}
 	{"g}.221<", "abcdef", "23"},                      // lazy {2,3}
 	{"i&ab1X", "Ab ab aA", "1"},                      // ignore case

@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 // refRewriter is the reference rewriter for one rule set.
@@ -233,12 +234,15 @@ func (rw *refRewriter) rewrite(body []byte) []byte {
 			p = e
 			continue
 		}
-		// An empty match: copy one byte and restart after it.
+		// An empty match: copy the unit at s, as Go's regexp decodes it
+		// (one UTF-8 sequence, or one byte that begins none), and restart
+		// after it.
 		if s == len(body) {
 			break
 		}
-		out = append(out, body[s])
-		p = s + 1
+		_, n := utf8.DecodeRune(body[s:])
+		out = append(out, body[s:s+n]...)
+		p = s + n
 	}
 	return out
 }
@@ -283,8 +287,12 @@ func TestReference(t *testing.T) {
 		{"empty at end after non-empty", []Rule{re(`a*`, "-")}, "baa", "-b--"},
 		{"empty body, empty match", []Rule{re(`x*`, "-")}, "", "-"},
 		{"empty body, no match", []Rule{re(`x`, "-")}, "", ""},
-		// An empty match copies ONE byte, even inside a multi-byte rune.
-		{"empty match steps one byte", []Rule{re(`x*`, "-")}, "é", "-\xc3-\xa9-"},
+		// An empty match copies one unit: never part of a character.
+		{"empty match steps a rune", []Rule{re(`x*`, "-")}, "é", "-é-"},
+		{"empty match steps runes", []Rule{re(`x*`, "-")}, "aé€😀b", "-a-é-€-😀-b-"},
+		{"empty match steps invalid bytes", []Rule{re(`x*`, "-")}, "\xff\xc3", "-\xff-\xc3-"},
+		{"empty match steps a truncated rune bytewise", []Rule{re(`x*`, "-")}, "a\xe2\x82", "-a-\xe2-\x82-"},
+		{"no match starts inside a rune", []Rule{re(`\x{FFFD}|x*`, "<$&>")}, "é\xff", "<>é<\xff><>"},
 		// semantics.md: once rule keeps shadowing after it fired.
 		{"once shadows", []Rule{once(re(`ab`, "X")), re(`b`, "Y")}, "abab", "Xab"},
 		{"once fires once", []Rule{once(re(`a`, "X"))}, "aaa", "Xaa"},

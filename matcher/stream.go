@@ -8,10 +8,12 @@ package matcher
 // rules; the Stream writes the bytes before s, then the expanded
 // replacement (or, for a once rule that already fired, the matched text
 // unchanged), and restarts the search at e, re-scanning the held bytes
-// after e. An empty match at p writes the replacement, then byte p is
-// copied and the search restarts at p+1. Whenever the engine needs more
-// input, every byte before its earliest live thread start is final and is
-// written out; only the rest stays held.
+// after e. An empty match at p writes the replacement, then the unit at p
+// (a whole UTF-8 sequence, or one invalid byte: an empty match never
+// splits a character) is copied and the search restarts after it; the
+// engine holds the unit's bytes until it knows its length. Whenever the
+// engine needs more input, every byte before its earliest live thread
+// start is final and is written out; only the rest stays held.
 //
 // Hold-back cap (semantics.md "Streaming"): what stays held at the end of
 // a chunk is counted as replace_filter counts it (heldAtChunkEnd); above
@@ -201,9 +203,10 @@ func (st *Stream) replace(dst []byte, m pikevm.Match, eof bool) []byte {
 	if m.End > m.Start {
 		st.vm.Restart(m.End, st.byteBefore(m.End), m.End)
 	} else {
-		// Empty match at p: byte p is copied (it is emitted once nothing
-		// holds it) and the next match starts at p+1 at the earliest.
-		st.vm.Restart(m.Start, st.byteBefore(m.Start), m.Start+1)
+		// Empty match at p: the unit at p (a whole UTF-8 sequence, or one
+		// invalid byte) is copied (it is emitted once nothing holds it)
+		// and the next match starts after it at the earliest.
+		st.vm.RestartAfterEmpty(m.Start, st.byteBefore(m.Start))
 	}
 	return dst
 }

@@ -41,7 +41,17 @@ var streamCases = []streamCase{
 	{[]Rule{re("x*", "-")}, "axxb", "-a--b-"},
 	{[]Rule{re("a*", "-")}, "baaac", "-b--c-"},
 	{[]Rule{re("x*", "-")}, "", "-"},
-	{[]Rule{re("x*", "-")}, "é", "-\xc3-\xa9-"}, // byte p copied, restart at p+1 (inside the rune)
+	// ... step over a whole unit: never split a character (cut inside it
+	// by the chunkings); invalid and truncated bytes are one unit each.
+	{[]Rule{re("x*", "-")}, "é", "-é-"},
+	{[]Rule{re("x*", "-")}, "aé€😀b", "-a-é-€-😀-b-"},
+	{[]Rule{re("x*", "-")}, "\xff\xc3", "-\xff-\xc3-"},
+	{[]Rule{re("x*", "-")}, "a\xf0\x9f\x98", "-a-\xf0-\x9f-\x98-"},                     // truncated at EOF
+	{[]Rule{re("x*", "-")}, "\xed\xa0\x80", "-\xed-\xa0-\x80-"},                        // a surrogate is three invalid bytes
+	{[]Rule{re("x*", "-")}, "é\xffa\xe2\x82€\x80xé", "-é-\xff-a-\xe2-\x82-€-\x80--é-"}, // mixed
+	{[]Rule{re(`\x{FFFD}|x*`, "<$&>")}, "é\xff€", "<>é<\xff><>€<>"},                    // no match starts inside a rune
+	{[]Rule{re(`\B`, "|")}, "éé", "|é|é|"},
+	{[]Rule{re("(?:é|x)*", "-")}, "aééb€", "-a--b-€-"},
 	{[]Rule{re("^", ">")}, "a\nb", ">a\n>b"},
 	{[]Rule{re("^", ">")}, "", ">"},
 	{[]Rule{re("$", "<")}, "a\nb\n", "a<\nb<\n<"},
@@ -232,7 +242,8 @@ func TestHoldBack(t *testing.T) {
 		{[]Rule{re("x*", "-")}, "ab", "-a-b", 0},  // empty match at the end waits for EOF: nothing held
 		{[]Rule{re("é", "E")}, "ab\xc3", "ab", 1}, // partial rune
 		{[]Rule{re("(?i)k", "X")}, "a\xe2\x84", "a", 2},
-		{[]Rule{re("[a-c]x+", "")}, "zax\xe2", "z", 1}, // the cut rune ends the match: only it is held
+		{[]Rule{re("[a-c]x+", "")}, "zax\xe2", "z", 1},   // the cut rune ends the match: only it is held
+		{[]Rule{re("x*", "-")}, "aé\xe2\x82", "-a-é", 2}, // an empty match before a cut rune waits for its length
 	}
 	for _, tt := range tests {
 		t.Run(fmt.Sprintf("%q/%q", rulesString(tt.rules), tt.chunk), func(t *testing.T) {
@@ -277,6 +288,8 @@ func TestCap(t *testing.T) {
 			[]string{"€\xe2\x82"}, "\xe2\x82", false},
 		{"nor when the engine is fed the chunk in pieces", []Rule{re("(?:€)+", "")}, 1,
 			[]string{"€", "\xe2\x82"}, "\xe2\x82", false},
+		{"a rune cut by the chunk end after empty matches does not count", []Rule{re("x*", "-")}, 1,
+			[]string{"a\xe2\x82", "", "\xac\xf0\x9f", "\x98\x80"}, "-a-€-😀-", false},
 		{"pending match whose text is used counts", []Rule{re("abce|b", "[$&]")}, 2,
 			[]string{"ab", "c", "d"}, "abcd", true},
 	}

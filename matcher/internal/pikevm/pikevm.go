@@ -16,10 +16,11 @@
 //
 // Streaming: the VM is fed the body incrementally. Position p is processed
 // once byte p is available (or EOF is known) and, when byte p >= 0x80 must
-// be decoded (a start position, or an Invalid transition), once enough
-// following bytes are available for nfa.UnitLen. Matches are thus
-// delayed by one byte, except that at the end of the input a match is
-// decided early when no assertion needs the missing byte (peek). Threads
+// be decoded (a start position, the unit stepped over after an empty
+// match, or an Invalid transition), once enough following bytes are
+// available for nfa.UnitLen. Matches are thus delayed by one byte, except
+// that at the end of the input a match is decided early when no assertion
+// needs the missing byte (peek). Threads
 // are ordered by non-decreasing start, so the earliest live start (the
 // first waiting thread, else the pending match, else the next position)
 // says how many bytes a caller must hold back.
@@ -174,6 +175,7 @@ type VM struct {
 	pos       int64    // next position to process
 	before    int      // byte at pos-1, or Edge at the body start
 	nextStart int64    // next position where a match may start (unit boundary)
+	skipUnit  bool     // no start at nextStart: step over its unit first (RestartAfterEmpty)
 	seeds     []thread // threads waiting at pos before their closure, in priority order
 	matched   bool     // a match is pending; no more start threads
 	match     Match
@@ -378,16 +380,30 @@ func (p *Prog) initStarts() {
 
 // Restart starts a new search at absolute offset at, where the body's
 // byte before at is before (Edge at the body start). A match may start at
-// firstStart (at, or at+1 after an empty match) and at the unit boundaries
-// of the decoding from there.
+// firstStart (at, or, when at is inside a unit, that unit's end) and at
+// the unit boundaries of the decoding from there.
 func (m *VM) Restart(at int64, before int, firstStart int64) {
 	m.pos = at
 	m.before = before
 	m.nextStart = firstStart
+	m.skipUnit = false
 	m.seeds = m.seeds[:0]
 	m.matched = false
 	m.hasPeeked = false
 	m.done = false
+}
+
+// RestartAfterEmpty restarts the search after an empty match at the unit
+// boundary at (before as for Restart): the unit at at — one valid UTF-8
+// sequence, or one byte that begins none — is stepped over, so the next
+// match starts at the boundary after it at the earliest and an empty match
+// never splits a character (semantics.md "Which match wins"). The unit's
+// length is decoded as Advance decodes start positions: when a chunk ends
+// inside it, Advance waits for the next bytes (Pos and Earliest stay at
+// at), and at EOF a truncated sequence is one invalid byte.
+func (m *VM) RestartAfterEmpty(at int64, before int) {
+	m.Restart(at, before, at)
+	m.skipUnit = true
 }
 
 // Pos returns the next position to process.
@@ -421,7 +437,7 @@ func (m *VM) Pending() (Match, bool) {
 
 // Idle reports whether no thread is live and no match is pending: the
 // search state is that of a fresh Restart at Pos.
-func (m *VM) Idle() bool { return len(m.seeds) == 0 && !m.matched }
+func (m *VM) Idle() bool { return len(m.seeds) == 0 && !m.matched && !m.skipUnit }
 
 // Advance processes positions from Pos on. hay holds the body bytes from
 // absolute offset base on (base <= Pos); eof reports that hay ends at the
@@ -442,15 +458,16 @@ func (m *VM) Advance(hay []byte, base int64, eof bool, maxSpan int64) Status {
 		} else if !eof {
 			return m.peek(unknown)
 		}
-		addStart := !m.matched && m.pos == m.nextStart
+		addStart := !m.matched && m.pos == m.nextStart && !m.skipUnit
 		if len(m.seeds) == 0 && !m.matched && c != Edge {
-			// Idle: skip positions where no thread can start or live.
-			if !addStart {
+			// Idle: skip positions where no thread can start or live
+			// (with skipUnit, the unit at nextStart starts none).
+			if !addStart && !m.skipUnit {
 				m.before = c
 				m.pos++
 				continue
 			}
-			if sc := &m.p.starts[ctxOf(m.before, c)]; !sc.hasMatch && !sc.accepts(c) {
+			if sc := &m.p.starts[ctxOf(m.before, c)]; m.skipUnit || !sc.hasMatch && !sc.accepts(c) {
 				unit := 1
 				if c >= 0x80 {
 					n, ok := nfa.UnitLen(hay[i:], eof)
@@ -460,6 +477,7 @@ func (m *VM) Advance(hay []byte, base int64, eof bool, maxSpan int64) Status {
 					unit = n
 				}
 				m.nextStart = m.pos + int64(unit)
+				m.skipUnit = false
 				m.before = c
 				m.pos++
 				continue

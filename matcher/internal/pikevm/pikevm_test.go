@@ -126,6 +126,70 @@ func checkAgainstGoRegexp(t *testing.T, rng *rand.Rand, iters int) {
 	}
 }
 
+// allMatches runs the search loop of a stream, restarting after each
+// match (RestartAfterEmpty after an empty one), feeding body in pieces of
+// size step, and returns the matches as [start end] pairs. It fails t if
+// a match starts before the Earliest reported when the VM last needed input.
+func allMatches(t *testing.T, vm *VM, body []byte, step int) [][2]int64 {
+	t.Helper()
+	var got [][2]int64
+	vm.Restart(0, Edge, 0)
+	held := int64(0) // Earliest at the last NeedInput
+	for end := min(step, len(body)); ; end = min(end+step, len(body)) {
+		eof := end == len(body)
+		st := vm.Advance(body[:end], 0, eof, 1<<40)
+		for ; st == Found; st = vm.Advance(body[:end], 0, eof, 1<<40) {
+			m := vm.Match()
+			if m.Start < held {
+				t.Fatalf("step %d: match %v starts before Earliest %d", step, m, held)
+			}
+			got = append(got, [2]int64{m.Start, m.End})
+			before := Edge
+			if m.End > 0 {
+				before = int(body[m.End-1])
+			}
+			if m.End > m.Start {
+				vm.Restart(m.End, before, m.End)
+			} else {
+				vm.RestartAfterEmpty(m.End, before)
+			}
+		}
+		if eof {
+			return got
+		}
+		held = vm.Earliest()
+	}
+}
+
+// TestRestartAfterEmpty: after an empty match the next match starts after
+// the whole unit at its position, however the body is cut, even where a
+// cut falls inside that unit.
+func TestRestartAfterEmpty(t *testing.T) {
+	tests := []struct {
+		pattern string
+		body    string
+		want    [][2]int64
+	}{
+		{"x*", "é", [][2]int64{{0, 0}, {2, 2}}},
+		{"x*", "a€", [][2]int64{{0, 0}, {1, 1}, {4, 4}}},
+		{"x*", "xé", [][2]int64{{0, 1}, {1, 1}, {3, 3}}},
+		{"x*", "\xff\xc3", [][2]int64{{0, 0}, {1, 1}, {2, 2}}},
+		{"x*", "\xf0\x9f\x98", [][2]int64{{0, 0}, {1, 1}, {2, 2}, {3, 3}}}, // truncated at EOF: three invalid bytes
+		{`\x{FFFD}|x*`, "é\xff", [][2]int64{{0, 0}, {2, 3}, {3, 3}}},
+	}
+	for _, tt := range tests {
+		t.Run(fmt.Sprintf("%q/%q", tt.pattern, tt.body), func(t *testing.T) {
+			vm := New(compile(t, tt.pattern))
+			body := []byte(tt.body)
+			for step := 1; step <= len(body); step++ {
+				if got := allMatches(t, vm, body, step); !slices.Equal(got, tt.want) {
+					t.Errorf("step %d: matches %v, want %v", step, got, tt.want)
+				}
+			}
+		})
+	}
+}
+
 // TestEarliest checks the hold-back bookkeeping: the earliest live start.
 func TestEarliest(t *testing.T) {
 	tests := []struct {
@@ -226,12 +290,11 @@ func TestAllocs(t *testing.T) {
 			if m.Rule == 0 {
 				slots = vm.Captures(slots[:0], 0, body[m.Start:], int(m.End-m.Start), Edge, true)
 			}
-			next := m.End
-			first := m.End
 			if m.End == m.Start {
-				first++
+				vm.RestartAfterEmpty(m.End, int(body[m.End-1]))
+			} else {
+				vm.Restart(m.End, int(body[m.End-1]), m.End)
 			}
-			vm.Restart(next, int(body[next-1]), first)
 		}
 	})
 	if allocs != 0 {
