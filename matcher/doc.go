@@ -2,7 +2,7 @@
 // and the streaming rewriter that applies them to a body in one pass, and
 // the header set that recognises internal header names.
 //
-// The rewrite contract is ../shared/docs/semantics.md (leftmost-first across
+// The rewrite contract is docs/semantics.md (leftmost-first across
 // rules in declaration order, once-rules that keep shadowing, Perl/sregex
 // empty-match handling, $-templates, chunking-independent output). The
 // package knows nothing of gRPC, Envoy or HTTP.
