@@ -3,9 +3,10 @@
 // the header set that recognises internal header names.
 //
 // The rewrite contract is docs/semantics.md (leftmost-first across
-// rules in declaration order, once-rules that keep shadowing, Perl/sregex
-// empty-match handling, $-templates, chunking-independent output). The
-// package knows nothing of gRPC, Envoy or HTTP.
+// rules in declaration order, once-rules that keep shadowing, Perl
+// empty-match handling that steps over whole UTF-8 units, $-templates,
+// chunking-independent output). The package knows nothing of gRPC, Envoy
+// or HTTP.
 //
 // Concurrency: a RuleSet and a HeaderSet are immutable after construction
 // and safe for concurrent use; a Stream belongs to one goroutine.
