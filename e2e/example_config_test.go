@@ -4,7 +4,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/streamsub/streamsub/server/config"
+	"github.com/streamsub/streamsub/config"
 )
 
 // TestExampleConfig loads the shipped demo config with streamsub's own

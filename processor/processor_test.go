@@ -16,9 +16,9 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/streamsub/streamsub/config"
 	"github.com/streamsub/streamsub/internal/htmlgen"
 	"github.com/streamsub/streamsub/matcher"
-	"github.com/streamsub/streamsub/server/config"
 )
 
 const testConfig = `

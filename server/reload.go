@@ -5,7 +5,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/streamsub/streamsub/server/config"
+	"github.com/streamsub/streamsub/config"
 )
 
 // Reload loads the config file again. The new config is compiled fully

@@ -19,8 +19,8 @@ import (
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/keepalive"
 
+	"github.com/streamsub/streamsub/config"
 	"github.com/streamsub/streamsub/processor"
-	"github.com/streamsub/streamsub/server/config"
 )
 
 // ExtProcService is the gRPC health service name of the ext_proc service,

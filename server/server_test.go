@@ -22,7 +22,7 @@ import (
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/metadata"
 
-	"github.com/streamsub/streamsub/server/config"
+	"github.com/streamsub/streamsub/config"
 )
 
 const configV1 = `

@@ -10,8 +10,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/streamsub/streamsub/config"
 	"github.com/streamsub/streamsub/matcher"
-	"github.com/streamsub/streamsub/server/config"
 )
 
 func init() {

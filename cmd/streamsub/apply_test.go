@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/streamsub/streamsub/server/config"
+	"github.com/streamsub/streamsub/config"
 )
 
 // applyConfig has one rule of each kind: a literal, a regex, a regex whose

@@ -20,7 +20,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
-	"github.com/streamsub/streamsub/server/config"
+	"github.com/streamsub/streamsub/config"
 )
 
 // freeAddr returns a loopback address that was free a moment ago.

@@ -15,7 +15,7 @@ import (
 	"github.com/streamsub/streamsub/matcher"
 )
 
-const testdata = "../testdata/config"
+const testdata = "testdata"
 
 // TestBadConfigs loads one file per failure mode and asserts the exact
 // message: file (and position where the YAML gives it), then the culprit.
