@@ -2,249 +2,115 @@ package config
 
 import (
 	"errors"
-	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"regexp/syntax"
 	"slices"
 	"strings"
 	"testing"
 
-	"github.com/streamsub/streamsub/internal/htmlgen"
 	"github.com/streamsub/streamsub/matcher"
 )
 
-const testdata = "testdata"
-
-// TestBadConfigs loads one file per failure mode and asserts the exact
-// message: file (and position where the YAML gives it), then the culprit.
-func TestBadConfigs(t *testing.T) {
-	tests := []struct {
-		file string
-		msg  string // the message after the file name
-	}{
-		// YAML and schema: position and field path.
-		{"yaml_syntax.yaml", `:3: invalid YAML: did not find expected '-' indicator`},
-		{"second_document.yaml", `:4:1: a second YAML document; want one document per file`},
-		{"unknown_field.yaml", `:8:9: rule_sets[1].rules[0].regx: unknown field (known: name, regex, literal, replace, once, ignore_case)`},
-		{"wrong_type.yaml", `:4:40: rule_sets[0].rules[0].once: want true or false, got "yes"`},
-		{"not_a_list.yaml", `:3:20: rule_sets[0].content_types: want a list, got "text/html"`},
-		{"duplicate_key.yaml", `:6:9: rule_sets[0].rules[0].replace: duplicate key (first at line 5)`},
-		// Rule sets.
-		{"no_rule_sets.yaml", `: no rule sets: want at least one under rule_sets`},
-		{"empty_rule_set_name.yaml", `: rule_sets[1]: empty name`},
-		{"duplicate_rule_set_name.yaml", `: rule_sets[2]: duplicate rule set name "standard" (also rule_sets[0])`},
-		{"unknown_extends.yaml", `: rule set "shop-fr": extends: unknown rule set "standrad"`},
-		{"extends_twice.yaml", `: rule set "shop-fr": extends lists "standard" twice`},
-		{"extends_cycle.yaml", `: rule set "standard": extends cycle: standard -> shop-fr -> shop-de -> standard`},
-		{"bad_content_type.yaml", `: rule set "shop-fr": content_types[1]: invalid media type "text/html; charset=utf-8"; want type/subtype without parameters, or "*"`},
-		// Rules.
-		{"regex_and_literal.yaml", `: rule set "shop-fr": rule 1 ("ga-id"): both regex and literal are set; want exactly one`},
-		{"neither_regex_nor_literal.yaml", `: rule set "shop-fr": rule 0 ("ga-id"): neither regex nor literal is set; want exactly one`},
-		{"empty_literal.yaml", `: rule set "shop-fr": rule 0: empty literal pattern`},
-		{"invalid_regex.yaml", ": rule set \"shop-fr\": rule 2 (\"ga-id\"): error parsing regexp: missing closing ): `(a`"},
-		{"backreference.yaml", ": rule set \"shop-fr\": rule 0 (\"double\"): error parsing regexp: invalid escape sequence: `\\1` (backreferences are not supported)"},
-		{"lookaround.yaml", ": rule set \"shop-fr\": rule 0 (\"ahead\"): error parsing regexp: invalid or unsupported Perl syntax: `(?=` (look-around is not supported)"},
-		{"bad_template_dollar.yaml", `: rule set "shop-fr": rule 0 ("price"): replacement template "$x EUR": '$' followed by 'x' (want &, 0-9, {N}, {name} or $) at offset 0`},
-		{"bad_template_unterminated.yaml", `: rule set "shop-fr": rule 0 ("price"): replacement template "${1 EUR": unterminated '${' at offset 0`},
-		{"bad_template_group_name.yaml", `: rule set "shop-fr": rule 0 ("price"): replacement template "${amuont} EUR": unknown group name "amuont" at offset 0`},
-		{"duplicate_rule_name.yaml", `: rule set "shop-fr": rule 1 ("price"): duplicate rule name (also rule 0)`},
-		// Hosts.
-		{"unknown_host_rule_set.yaml", `: hosts["fr.shop.example"]: unknown rule set "shop-fx"`},
-		{"bad_host_pattern.yaml", `: hosts["shop.*.example"]: invalid host pattern: "*" only as a whole label at the start ("*.example.com") or alone`},
-		{"host_with_port.yaml", `: hosts["shop.example:8080"]: invalid host pattern: has a port or a bare IPv6 address; hosts are matched without port, IPv6 in brackets`},
-		{"duplicate_host.yaml", `: hosts["shop.example"]: same host as hosts["Shop.Example."]`},
-		// Header filter and limits.
-		{"empty_header_name.yaml", `: header_filter.request.remove[1]: empty header name`},
-		{"empty_header_prefix.yaml", `: header_filter.response.remove_prefixes[0]: empty header prefix`},
-		{"invalid_header_name.yaml", `: header_filter.response.remove[0]: invalid header name "x powered by": character ' ' is not allowed`},
-		{"negative_max_buffered_bytes.yaml", `: max_buffered_bytes: must not be negative, got -1`},
-		{"small_dfa_cache_bytes.yaml", `: dfa_cache_bytes: want 0 (default 2097152) or 4096..268435456, got 1024`},
-		{"negative_dfa_cache_bytes.yaml", `: dfa_cache_bytes: want 0 (default 2097152) or 4096..268435456, got -4096`},
+// set returns an uncompiled HTML rule set called name with one literal rule
+// per pattern, each replaced by its upper case.
+func set(name string, literals ...string) *RuleSet {
+	rs := &RuleSet{Name: name, ContentTypes: []string{DefaultContentType}}
+	for _, l := range literals {
+		rs.Rules = append(rs.Rules, matcher.Rule{Pattern: l, Literal: true, Replace: strings.ToUpper(l)})
 	}
-	covered := map[string]bool{"good.yaml": true, "several_problems.yaml": true}
-	for _, tc := range tests {
-		covered[tc.file] = true
-		t.Run(tc.file, func(t *testing.T) {
-			path := filepath.Join(testdata, tc.file)
-			cfg, err := Load(path)
-			if err == nil {
-				t.Fatalf("Load(%s) accepted the file: %d rule sets", path, len(cfg.RuleSets))
-			}
-			if got, want := err.Error(), path+tc.msg; got != want {
-				t.Errorf("Load(%s):\n got: %s\nwant: %s", path, got, want)
-			}
-			var ce *Error
-			if !errors.As(err, &ce) || ce.Source != path {
-				t.Errorf("error %v is not a *config.Error for %s", err, path)
-			}
-		})
-	}
-	// Every bad file in testdata has its row, so none is silently untested.
-	files, _ := filepath.Glob(filepath.Join(testdata, "*.yaml"))
-	for _, f := range files {
-		if !covered[filepath.Base(f)] {
-			t.Errorf("%s has no row in TestBadConfigs", f)
-		}
-	}
+	return rs
 }
 
-func TestSeveralProblemsAreAllReported(t *testing.T) {
-	path := filepath.Join(testdata, "several_problems.yaml")
-	_, err := Load(path)
-	if err == nil {
-		t.Fatal("accepted")
-	}
-	want := []string{
-		path + `: max_buffered_bytes: must not be negative, got -5`,
-		path + ": rule set \"standard\": rule 0: error parsing regexp: missing closing ): `(a`",
-		path + `: rule set "standard": rule 1 ("ga-id"): replacement template "$": '$' at the end (write $$ for a literal '$') at offset 0`,
-		path + `: hosts["*"]: unknown rule set "nowhere"`,
-	}
-	if got := strings.Split(err.Error(), "\n"); !slices.Equal(got, want) {
-		t.Errorf("got:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
-	}
-}
-
-func TestRuleErrorIsReachable(t *testing.T) {
-	_, err := Load(filepath.Join(testdata, "invalid_regex.yaml"))
-	var re *matcher.RuleError
-	if !errors.As(err, &re) {
-		t.Fatalf("no *matcher.RuleError in %v", err)
-	}
-	if re.Set != "shop-fr" || re.Index != 2 || re.Name != "ga-id" {
-		t.Errorf("RuleError{Set: %q, Index: %d, Name: %q}, want shop-fr, 2, ga-id", re.Set, re.Index, re.Name)
-	}
-	var se *syntax.Error
-	if !errors.As(err, &se) || se.Code != syntax.ErrMissingParen || se.Expr != "(a" {
-		t.Errorf("no *syntax.Error{ErrMissingParen, `(a`} in %v", err)
-	}
-}
-
-func TestLoadMissingFileIsNotAConfigError(t *testing.T) {
-	_, err := Load(filepath.Join(t.TempDir(), "absent.yaml"))
-	if !errors.Is(err, fs.ErrNotExist) {
-		t.Errorf("Load(absent) = %v, want fs.ErrNotExist", err)
-	}
-	if errors.As(err, new(*Error)) {
-		t.Errorf("an I/O error must not be a *config.Error: %v", err)
-	}
-}
-
-func mustParse(t *testing.T, src string) *Config {
+func mustNew(t testing.TB, c Config) *Config {
 	t.Helper()
-	cfg, err := Parse([]byte(src), "test.yaml")
+	cfg, err := New(c)
 	if err != nil {
-		t.Fatalf("Parse: %v", err)
+		t.Fatalf("New: %v", err)
 	}
 	return cfg
 }
 
-func ruleNames(rs *RuleSet) []string {
-	var names []string
-	for _, r := range rs.Rules {
-		names = append(names, r.Name)
+func TestNew(t *testing.T) {
+	in := []*RuleSet{set("a", "x"), set("b", "y")}
+	cfg := mustNew(t, Config{Source: "test", RuleSets: in, Hosts: map[string]string{"b.example": "b"}})
+	if cfg.MaxBufferedBytes != matcher.DefaultMaxBufferedBytes || cfg.DFACacheBytes != matcher.DefaultDFACacheBytes {
+		t.Errorf("limits %d, %d; want the matcher's defaults", cfg.MaxBufferedBytes, cfg.DFACacheBytes)
 	}
-	return names
-}
-
-func TestGoodConfig(t *testing.T) {
-	cfg, err := Load(filepath.Join(testdata, "good.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, rs := range cfg.RuleSets {
-		names = append(names, rs.Name)
-		if rs.Compiled == nil {
-			t.Errorf("rule set %q is not compiled", rs.Name)
+	for i, rs := range cfg.RuleSets {
+		if rs.Name != in[i].Name || rs.Compiled == nil || cfg.RuleSet(rs.Name) != rs {
+			t.Errorf("rule set %d (%q): not in order, not compiled or not found by name", i, rs.Name)
 		}
-		if cfg.RuleSet(rs.Name) != rs {
-			t.Errorf("RuleSet(%q) does not return it", rs.Name)
+		if in[i].Compiled != nil {
+			t.Errorf("New changed the rule set %q it was given", in[i].Name)
 		}
-	}
-	if want := []string{"standard", "shop-fr", "legacy"}; !slices.Equal(names, want) {
-		t.Errorf("rule sets %q, want %q (declaration order)", names, want)
 	}
 	if cfg.RuleSet("nope") != nil {
 		t.Error("RuleSet(unknown) != nil")
 	}
-	if cfg.MaxBufferedBytes != 131072 {
-		t.Errorf("MaxBufferedBytes = %d", cfg.MaxBufferedBytes)
+	var out []byte
+	st := cfg.RuleSet("b").Compiled.NewStream()
+	out = st.Write(out, []byte("xyz"))
+	if out = st.Close(out); string(out) != "xYz" {
+		t.Errorf("rule set b rewrote xyz to %q, want xYz", out)
 	}
-	if cfg.DFACacheBytes != 1048576 {
-		t.Errorf("DFACacheBytes = %d", cfg.DFACacheBytes)
-	}
+}
 
-	shop := cfg.RuleSet("shop-fr")
-	want := []matcher.Rule{
-		{Name: "origin-url", Pattern: `https?://(?:www\.)?example\.com`, Replace: "https://clone.example.net", IgnoreCase: true},
-		{Pattern: "UA-12345-1", Literal: true, Replace: "UA-99999-9"},
-		{Name: "lang", Pattern: `<html lang="(?P<lang>[a-z]+)">`, Replace: `<html lang="fr" data-was="${lang}">`, Once: true},
-		{Name: "price", Pattern: "USD", Literal: true, Replace: "EUR"},
-	}
-	if !slices.Equal(shop.Rules, want) {
-		t.Errorf("shop-fr rules:\n got %+v\nwant %+v", shop.Rules, want)
-	}
-	if got := cfg.RuleSet("legacy").Rules; len(got) != 1 || got[0].Replace != "[$1|$$|$&]" {
-		t.Errorf("legacy rules %+v", got)
-	}
-
-	cts := []string{"text/html", "text/css", "application/javascript", "application/json"}
-	for name, want := range map[string][]string{"standard": cts, "shop-fr": cts, "legacy": {"*"}} {
-		if got := cfg.RuleSet(name).ContentTypes; !slices.Equal(got, want) {
-			t.Errorf("%s content types %q, want %q", name, got, want)
-		}
-	}
-	for name, want := range map[string]bool{"standard": false, "shop-fr": false, "legacy": true} {
-		if got := cfg.RuleSet(name).KeepLastModified; got != want {
-			t.Errorf("%s KeepLastModified = %v, want %v", name, got, want)
-		}
-	}
-
-	for _, tc := range []struct {
-		hs   string
+// TestNewRejects: every problem is reported, naming its rule set or host.
+func TestNewRejects(t *testing.T) {
+	noTypes := set("plain", "x")
+	noTypes.ContentTypes = nil
+	badRule := set("bad", "ok")
+	badRule.Rules = append(badRule.Rules, matcher.Rule{Name: "paren", Pattern: "(a"})
+	tests := []struct {
 		name string
-		want bool
+		c    Config
+		want []string
 	}{
-		{"request", "x-internal-route", true},
-		{"request", "X-Debug-Token", true},
-		{"request", "x-debug-token", true},
-		{"request", "X-Internal-Anything", true},
-		{"request", "x-internal", false},
-		{"request", "x-powered-by", false},
-		{"response", "X-Powered-By", true},
-		{"response", "x-origin-server", true},
-		{"response", "x-internal-route", false},
-	} {
-		hs := cfg.RequestHeaders
-		if tc.hs == "response" {
-			hs = cfg.ResponseHeaders
-		}
-		if got := hs.Contains(tc.name); got != tc.want {
-			t.Errorf("%s headers Contains(%q) = %v, want %v", tc.hs, tc.name, got, tc.want)
-		}
+		{"no rule sets", Config{}, []string{"no rule sets"}},
+		{"names", Config{RuleSets: []*RuleSet{set("a"), set(""), set("a")}}, []string{
+			"rule set 1: empty name",
+			`rule set 2: duplicate rule set name "a"`,
+		}},
+		{"content types", Config{RuleSets: []*RuleSet{noTypes}}, []string{`rule set "plain": no content types`}},
+		{"hosts", Config{RuleSets: []*RuleSet{set("a")}, Hosts: map[string]string{"A.example": "a", "b.example.": "a", "c.example": "c"}}, []string{
+			`hosts["A.example"]: not normalised; want "a.example"`,
+			`hosts["b.example."]: not normalised; want "b.example"`,
+			`hosts["c.example"]: unknown rule set "c"`,
+		}},
+		{"rule", Config{RuleSets: []*RuleSet{set("a", "x"), badRule}}, []string{
+			"rule set \"bad\": rule 1 (\"paren\"): error parsing regexp: missing closing ): `(a`",
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg, err := New(tt.c)
+			if err == nil {
+				t.Fatalf("New accepted it: %d rule sets", len(cfg.RuleSets))
+			}
+			if got := strings.Split(err.Error(), "\n"); !slices.Equal(got, tt.want) {
+				t.Errorf("got:\n%s\nwant:\n%s", err, strings.Join(tt.want, "\n"))
+			}
+		})
+	}
+	_, err := New(Config{RuleSets: []*RuleSet{badRule}})
+	var re *matcher.RuleError
+	if !errors.As(err, &re) || re.Set != "bad" || re.Index != 1 || re.Name != "paren" {
+		t.Errorf("no *matcher.RuleError{Set: bad, Index: 1, Name: paren} in %v", err)
+	}
+	if !errors.As(err, new(*syntax.Error)) {
+		t.Errorf("no *syntax.Error in %v", err)
 	}
 }
 
 func TestRuleSetForHost(t *testing.T) {
-	cfg := mustParse(t, `
-rule_sets:
-  - {name: first, rules: [{literal: f, replace: F}]}
-  - {name: exact, rules: [{literal: a, replace: A}]}
-  - {name: wild, rules: [{literal: b, replace: B}]}
-  - {name: deeper, rules: [{literal: c, replace: C}]}
-  - {name: any, rules: [{literal: d, replace: D}]}
-  - {name: v6, rules: [{literal: e, replace: E}]}
-hosts:
-  X.Example: exact
-  "*.example": wild
-  "*.y.example": deeper
-  "[::1]": v6
-  127.0.0.1: exact
-  "*": any
-`)
+	sets := []*RuleSet{set("first"), set("exact"), set("wild"), set("deeper"), set("any"), set("v6")}
+	cfg := mustNew(t, Config{RuleSets: sets, Hosts: map[string]string{
+		"x.example":   "exact",
+		"*.example":   "wild",
+		"*.y.example": "deeper",
+		"[::1]":       "v6",
+		"127.0.0.1":   "exact",
+		"*":           "any",
+	}})
 	tests := []struct{ authority, want string }{
 		{"x.example", "exact"},
 		{"X.EXAMPLE:8443", "exact"},
@@ -269,12 +135,7 @@ hosts:
 		}
 	}
 
-	noStar := mustParse(t, `
-rule_sets:
-  - {name: a, rules: [{literal: a, replace: A}]}
-  - {name: b, rules: [{literal: b, replace: B}]}
-hosts: {"*.b.example": b}
-`)
+	noStar := mustNew(t, Config{RuleSets: []*RuleSet{set("a"), set("b")}, Hosts: map[string]string{"*.b.example": "b"}})
 	if rs := noStar.RuleSetForHost("elsewhere.example"); rs != nil {
 		t.Errorf("without \"*\", an unmatched host got rule set %q, want nil", rs.Name)
 	}
@@ -282,11 +143,7 @@ hosts: {"*.b.example": b}
 		t.Errorf("RuleSetForHost(www.b.example) = %v, want b", rs)
 	}
 
-	noHosts := mustParse(t, `
-rule_sets:
-  - {name: a, rules: [{literal: a, replace: A}]}
-  - {name: b, rules: [{literal: b, replace: B}]}
-`)
+	noHosts := mustNew(t, Config{RuleSets: []*RuleSet{set("a"), set("b")}})
 	for _, h := range []string{"anything.example", "", "b"} {
 		if rs := noHosts.RuleSetForHost(h); rs == nil || rs.Name != "a" {
 			t.Errorf("without hosts, RuleSetForHost(%q) = %v, want the first rule set", h, rs)
@@ -295,22 +152,21 @@ rule_sets:
 }
 
 func TestAcceptsContentType(t *testing.T) {
-	cfg := mustParse(t, `
-rule_sets:
-  - {name: default, rules: [{literal: a, replace: A}]}
-  - {name: some, content_types: [text/html, Application/JSON], rules: [{literal: a, replace: A}]}
-  - {name: any, content_types: ["*"], rules: [{literal: a, replace: A}]}
-`)
+	sets := map[string]*RuleSet{
+		"html": {ContentTypes: []string{DefaultContentType}},
+		"some": {ContentTypes: []string{"text/html", "Application/JSON"}},
+		"any":  {ContentTypes: []string{AnyContentType}},
+	}
 	tests := []struct {
 		set, contentType string
 		want             bool
 	}{
-		{"default", "text/html", true},
-		{"default", "text/html; charset=utf-8", true},
-		{"default", "TEXT/HTML;charset=UTF-8", true},
-		{"default", " text/html ; q=1", true},
-		{"default", "text/css", false},
-		{"default", "", false},
+		{"html", "text/html", true},
+		{"html", "text/html; charset=utf-8", true},
+		{"html", "TEXT/HTML;charset=UTF-8", true},
+		{"html", " text/html ; q=1", true},
+		{"html", "text/css", false},
+		{"html", "", false},
 		{"some", "application/json", true},
 		{"some", "application/json; charset=utf-8", true},
 		{"some", "application/jsonx", false},
@@ -319,270 +175,8 @@ rule_sets:
 		{"any", "", true},
 	}
 	for _, tc := range tests {
-		if got := cfg.RuleSet(tc.set).AcceptsContentType(tc.contentType); got != tc.want {
+		if got := sets[tc.set].AcceptsContentType(tc.contentType); got != tc.want {
 			t.Errorf("%s.AcceptsContentType(%q) = %v, want %v", tc.set, tc.contentType, got, tc.want)
-		}
-	}
-	if got := cfg.RuleSet("default").ContentTypes; !slices.Equal(got, []string{DefaultContentType}) {
-		t.Errorf("default content types %q", got)
-	}
-	if got := cfg.RuleSet("some").ContentTypes; !slices.Equal(got, []string{"text/html", "application/json"}) {
-		t.Errorf("content types not lower-cased: %q", got)
-	}
-}
-
-// TestExtends checks inherited rules come first, depth first in extends
-// order, each ancestor once (a diamond does not duplicate rules), and how
-// settings are inherited.
-func TestExtends(t *testing.T) {
-	cfg := mustParse(t, `
-rule_sets:
-  - name: d
-    extends: [b, c]
-    rules: [{name: d1, literal: d, replace: D}]
-  - name: a
-    content_types: [text/css]
-    keep_last_modified: true
-    rules: [{name: a1, literal: a, replace: A}, {name: a2, literal: aa, replace: AA}]
-  - name: b
-    extends: [a]
-    rules: [{name: b1, literal: b, replace: B}]
-  - name: c
-    extends: [a]
-    content_types: [text/html]
-    keep_last_modified: false
-    rules: [{name: c1, literal: c, replace: C}]
-  - name: e
-    extends: [b]
-    keep_last_modified: false
-`)
-	tests := []struct {
-		set   string
-		rules []string
-		cts   []string
-		keep  bool
-	}{
-		{"a", []string{"a1", "a2"}, []string{"text/css"}, true},
-		{"b", []string{"a1", "a2", "b1"}, []string{"text/css"}, true},
-		{"c", []string{"a1", "a2", "c1"}, []string{"text/html"}, false},
-		{"d", []string{"a1", "a2", "b1", "c1", "d1"}, []string{"text/css", "text/html"}, false},
-		{"e", []string{"a1", "a2", "b1"}, []string{"text/css"}, false},
-	}
-	for _, tc := range tests {
-		rs := cfg.RuleSet(tc.set)
-		if got := ruleNames(rs); !slices.Equal(got, tc.rules) {
-			t.Errorf("%s rules %q, want %q", tc.set, got, tc.rules)
-		}
-		if !slices.Equal(rs.ContentTypes, tc.cts) {
-			t.Errorf("%s content types %q, want %q", tc.set, rs.ContentTypes, tc.cts)
-		}
-		if rs.KeepLastModified != tc.keep {
-			t.Errorf("%s KeepLastModified = %v, want %v", tc.set, rs.KeepLastModified, tc.keep)
-		}
-	}
-	if cfg.RuleSets[0].Name != "d" {
-		t.Errorf("first rule set %q, want d (declaration order, not dependency order)", cfg.RuleSets[0].Name)
-	}
-}
-
-// TestJSONAndYAMLAgree parses the same configuration written as JSON (with
-// a camelCase key, as protojson allows) and as YAML (with an anchor, aliases,
-// a merge key and a plain scalar that looks like a number) and compares.
-func TestJSONAndYAMLAgree(t *testing.T) {
-	js := mustParse(t, `{
-	"rule_sets": [
-		{"name": "s", "content_types": ["text/html", "text/css"], "rules": [
-			{"name": "r", "regex": "a(b)", "replace": "<$1>", "once": true, "ignore_case": true},
-			{"literal": "x", "replace": "y"}
-		]},
-		{"name": "t", "extends": ["s"], "keepLastModified": true, "rules": [
-			{"name": "r2", "regex": "a(b)", "replace": "<$1>", "once": true, "ignore_case": true},
-			{"literal": "q", "replace": "1.50"}
-		]}
-	],
-	"hosts": {"a.example": "t", "*": "s"},
-	"header_filter": {"request": {"remove": ["x-a"], "remove_prefixes": ["x-b-"]}},
-	"max_buffered_bytes": 4096
-}`)
-	ym := mustParse(t, `
-rule_sets:
-  - name: s
-    content_types: [text/html, text/css]
-    rules:
-      - &r {name: r, regex: 'a(b)', replace: '<$1>', once: true, ignore_case: true}
-      - {literal: x, replace: y}
-  - name: t
-    extends: [s]
-    keep_last_modified: true
-    rules:
-      - {<<: *r, name: r2}
-      - {literal: q, replace: 1.50}
-hosts: {a.example: t, "*": s}
-header_filter:
-  request: {remove: [x-a], remove_prefixes: [x-b-]}
-max_buffered_bytes: 4096
-`)
-	if got, want := summary(ym), summary(js); got != want {
-		t.Errorf("YAML and JSON differ:\nYAML: %s\nJSON: %s", got, want)
-	}
-	if !js.RequestHeaders.Contains("x-b-c") || js.ResponseHeaders != nil {
-		t.Errorf("header sets: request %v, response %v", js.RequestHeaders, js.ResponseHeaders)
-	}
-}
-
-// summary renders everything of a Config but the compiled automata.
-func summary(c *Config) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "max=%d hosts=%v;", c.MaxBufferedBytes, c.Hosts)
-	for _, rs := range c.RuleSets {
-		fmt.Fprintf(&b, " %s ext=%q cts=%q keep=%v rules=%+v;", rs.Name, rs.Extends, rs.ContentTypes, rs.KeepLastModified, rs.Rules)
-	}
-	return b.String()
-}
-
-func TestAliasBombIsBounded(t *testing.T) {
-	var b strings.Builder
-	b.WriteString("rule_sets:\n  - name: s0\n    rules: &l [")
-	for i := range 1200 {
-		if i == 0 {
-			b.WriteString("&r {literal: a, replace: b}")
-		} else {
-			b.WriteString(", *r")
-		}
-	}
-	b.WriteString("]\n")
-	for i := 1; i < 1200; i++ {
-		fmt.Fprintf(&b, "  - {name: s%d, rules: *l}\n", i)
-	}
-	_, err := Parse([]byte(b.String()), "bomb.yaml")
-	if err == nil || !strings.Contains(err.Error(), "too many YAML nodes") {
-		t.Errorf("Parse(alias bomb) = %v, want a too-many-nodes error", err)
-	}
-}
-
-func TestNormalizeHostPattern(t *testing.T) {
-	tests := []struct{ in, want string }{
-		{"*", "*"},
-		{"Example.COM", "example.com"},
-		{"example.com.", "example.com"},
-		{"*.Example.com", "*.example.com"},
-		{"127.0.0.1", "127.0.0.1"},
-		{"[::1]", "[::1]"},
-		{"under_score.example", "under_score.example"},
-		{"", ""},
-		{"*.", ""},
-		{"**.example", ""},
-		{"a.*", ""},
-		{"*example.com", ""},
-		{"a..b", ""},
-		{"a b", ""},
-		{"::1", ""},
-		{"[::1]:80", ""},
-		{"[zz]", ""},
-		{"*.[::1]", ""},
-		{strings.Repeat("a", 64) + ".example", ""},
-	}
-	for _, tc := range tests {
-		got, err := normalizeHostPattern(tc.in)
-		if tc.want == "" {
-			if err == nil {
-				t.Errorf("normalizeHostPattern(%q) = %q, want an error", tc.in, got)
-			}
-			continue
-		}
-		if err != nil || got != tc.want {
-			t.Errorf("normalizeHostPattern(%q) = %q, %v; want %q", tc.in, got, err, tc.want)
-		}
-	}
-}
-
-// FuzzConfig feeds arbitrary bytes to Parse: it must never panic, every
-// error must be a *config.Error, and an accepted config must be coherent.
-func FuzzConfig(f *testing.F) {
-	files, _ := filepath.Glob(filepath.Join(testdata, "*.yaml"))
-	for _, file := range files {
-		data, err := os.ReadFile(file)
-		if err != nil {
-			f.Fatal(err)
-		}
-		f.Add(data)
-	}
-	f.Add([]byte(`{"rule_sets":[{"name":"a","rules":[{"literal":"x","replace":"y"}]}],"hosts":{"*.a":"a"}}`))
-	f.Fuzz(func(t *testing.T, data []byte) {
-		cfg, err := Parse(data, "fuzz.yaml")
-		if err != nil {
-			if !errors.As(err, new(*Error)) {
-				t.Fatalf("error is not a *config.Error: %v", err)
-			}
-			if !strings.HasPrefix(err.Error(), "fuzz.yaml") {
-				t.Fatalf("error does not name the file: %v", err)
-			}
-			return
-		}
-		if len(cfg.RuleSets) == 0 {
-			t.Fatal("accepted a config without rule sets")
-		}
-		if cfg.MaxBufferedBytes <= 0 {
-			t.Fatalf("MaxBufferedBytes = %d", cfg.MaxBufferedBytes)
-		}
-		for _, rs := range cfg.RuleSets {
-			if rs.Name == "" || cfg.RuleSet(rs.Name) != rs || rs.Compiled == nil {
-				t.Fatalf("rule set %q: not named, not found by name or not compiled", rs.Name)
-			}
-			if len(rs.ContentTypes) == 0 {
-				t.Fatalf("rule set %q has no content types", rs.Name)
-			}
-			for _, ct := range rs.ContentTypes {
-				if ct != strings.ToLower(ct) || !validMediaType(ct) {
-					t.Fatalf("rule set %q: content type %q", rs.Name, ct)
-				}
-			}
-			for i, r := range rs.Rules {
-				if r.Literal && r.Pattern == "" {
-					t.Fatalf("rule set %q: rule %d: empty literal accepted", rs.Name, i)
-				}
-			}
-		}
-		if len(cfg.Hosts) == 0 && cfg.RuleSetForHost("any.example") != cfg.RuleSets[0] {
-			t.Fatal("without hosts, a host did not get the first rule set")
-		}
-		for pattern, name := range cfg.Hosts {
-			if cfg.RuleSet(name) == nil {
-				t.Fatalf("hosts[%q] names unknown rule set %q", pattern, name)
-			}
-			host := strings.TrimPrefix(pattern, "*.")
-			if pattern == "*" {
-				host = "no-such-host.invalid"
-			} else if host != pattern {
-				host = "fuzz." + host
-			}
-			if rs := cfg.RuleSetForHost(host); rs == nil {
-				t.Fatalf("RuleSetForHost(%q) = nil though hosts has %q", host, pattern)
-			}
-			if pattern != "*" && pattern[0] != '*' && cfg.RuleSetForHost(pattern).Name != name {
-				t.Fatalf("exact host %q does not get its rule set %q", pattern, name)
-			}
-		}
-	})
-}
-
-// TestDFACacheBytesReachesTheMatcher: the file's dfa_cache_bytes is the
-// budget the rule sets are compiled with: over 16 KiB of htmlgen.StateThrash
-// a 4 KiB budget gives up, the default does not.
-func TestDFACacheBytesReachesTheMatcher(t *testing.T) {
-	body := htmlgen.StateThrash(1, 16<<10)
-	for _, tt := range []struct {
-		setting string
-		gaveUp  bool
-	}{{"", false}, {"dfa_cache_bytes: 4096\n", true}} {
-		cfg, err := Parse([]byte("rule_sets: [{name: s, rules: [{regex: '"+htmlgen.StateThrashRule+"', replace: X}]}]\n"+tt.setting), "dfa.yaml")
-		if err != nil {
-			t.Fatal(err)
-		}
-		st := cfg.RuleSets[0].Compiled.NewStream()
-		st.Write(nil, body)
-		if got := st.Stats().CacheGaveUp; got != tt.gaveUp {
-			t.Errorf("%q: DFA cache gave up %v, want %v", tt.setting, got, tt.gaveUp)
 		}
 	}
 }

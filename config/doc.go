@@ -1,11 +1,10 @@
-// Package config owns streamsub's configuration file: it reads YAML (or
-// JSON) in the schema of proto/streamsub/config/v1, checks every key and
-// value against that schema, validates the whole file, flattens `extends`
-// and compiles each rule set once with matcher.Compile.
+// Package config holds streamsub's runtime configuration: the compiled
+// rule sets, the host map that picks one per request, the content types each
+// rewrites and the internal headers to strip. The processor reads it on
+// every stream; nothing here parses a file.
 //
-// Load and Parse either return a Config that is fully usable or errors that
-// name the file and the culprit (field path, rule set, rule index and name);
-// nothing is half-applied. A Config is immutable after Parse and safe for
-// concurrent use. Reloading and serving are the server's business; this
-// package knows nothing of gRPC or Envoy.
+// A Config comes from New, which checks it, compiles every rule set once
+// and builds the host lookup; after that it is immutable and safe for
+// concurrent use. Reading a configuration file (YAML or JSON, validated
+// with file:line errors) is package config/load's job, which ends in New.
 package config

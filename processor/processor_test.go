@@ -17,6 +17,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/streamsub/streamsub/config"
+	"github.com/streamsub/streamsub/config/load"
 	"github.com/streamsub/streamsub/internal/htmlgen"
 	"github.com/streamsub/streamsub/matcher"
 )
@@ -46,9 +47,9 @@ header_filter:
 
 func testCfg(t testing.TB) *config.Config {
 	t.Helper()
-	cfg, err := config.Parse([]byte(testConfig), "processor_test.yaml")
+	cfg, err := load.Parse([]byte(testConfig), "processor_test.yaml")
 	if err != nil {
-		t.Fatalf("config.Parse: %v", err)
+		t.Fatalf("load.Parse: %v", err)
 	}
 	return cfg
 }
@@ -530,7 +531,7 @@ func TestBodyChunkAllocs(t *testing.T) {
 }
 
 func BenchmarkResponseBody(b *testing.B) {
-	cfg, err := config.Parse([]byte(testConfig), "bench.yaml")
+	cfg, err := load.Parse([]byte(testConfig), "bench.yaml")
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -569,7 +570,7 @@ func equalStrings(a, b []string) bool {
 // makes the rest of the body pass through unchanged, counted and logged
 // once however many chunks follow.
 func TestBufferCapOverflow(t *testing.T) {
-	cfg, err := config.Parse([]byte(`
+	cfg, err := load.Parse([]byte(`
 max_buffered_bytes: 16
 rule_sets:
   - name: tags
@@ -628,7 +629,7 @@ func TestEndWithoutEndOfStream(t *testing.T) {
 // without gRPC: what one HTTP response costs the processor beyond the
 // matcher's per-byte work.
 func BenchmarkStreamLifecycle(b *testing.B) {
-	cfg, err := config.Parse([]byte(testConfig), "bench.yaml")
+	cfg, err := load.Parse([]byte(testConfig), "bench.yaml")
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -728,7 +729,7 @@ rule_sets:
 		{"no star: no default", `hosts: {site.test: first}`, ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			cfg, err := config.Parse([]byte(rules+tt.hosts+"\n"), "default.yaml")
+			cfg, err := load.Parse([]byte(rules+tt.hosts+"\n"), "default.yaml")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -758,7 +759,7 @@ rule_sets:
 func TestFastPathMetrics(t *testing.T) {
 	configs := map[string]*config.Config{}
 	for name, rule := range map[string]string{"edge": "{literal: abc, replace: X}", "thrash": "{regex: '" + htmlgen.StateThrashRule + "', replace: X}"} {
-		cfg, err := config.Parse([]byte("rule_sets:\n  - name: "+name+"\n    rules:\n      - "+rule+"\n"), name+".yaml")
+		cfg, err := load.Parse([]byte("rule_sets:\n  - name: "+name+"\n    rules:\n      - "+rule+"\n"), name+".yaml")
 		if err != nil {
 			t.Fatal(err)
 		}

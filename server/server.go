@@ -20,6 +20,7 @@ import (
 	"google.golang.org/grpc/keepalive"
 
 	"github.com/streamsub/streamsub/config"
+	"github.com/streamsub/streamsub/config/load"
 	"github.com/streamsub/streamsub/processor"
 )
 
@@ -73,7 +74,7 @@ func New(s Settings, log *slog.Logger) (*Server, error) {
 	srv.procM = processor.NewMetrics(srv.reg)
 
 	stamp := stat(s.ConfigPath)
-	cfg, err := config.Load(s.ConfigPath)
+	cfg, err := load.File(s.ConfigPath)
 	if err != nil {
 		return nil, err
 	}
