@@ -100,9 +100,6 @@ func New(s Settings, log *slog.Logger) (*Server, error) {
 // Config returns the config new streams start with.
 func (srv *Server) Config() *config.Config { return srv.cfg.Load() }
 
-// Registry returns the Prometheus registry behind /metrics.
-func (srv *Server) Registry() *prometheus.Registry { return srv.reg }
-
 // install makes cfg the config of new streams.
 func (srv *Server) install(cfg *config.Config, stamp fileStamp) {
 	names := make([]string, len(cfg.RuleSets))

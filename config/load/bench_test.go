@@ -15,7 +15,7 @@ func BenchmarkParse(b *testing.B) {
 	b.SetBytes(int64(len(data)))
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := Parse(data, "good.yaml"); err != nil {
+		if _, err := parse(data, "good.yaml"); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -15,11 +15,11 @@ import (
 //	config.yaml: rule set "shop-fr": rule 2 ("ga-id"): error parsing regexp: missing closing ): `(a`
 //
 // Rule problems wrap a *matcher.RuleError (Set filled in), so errors.As
-// finds it. File and Parse report several problems at once with
+// finds it. File reports several problems at once with
 // errors.Join; errors.As(err, new(*Error)) tells a rejected file from an
 // I/O error.
 type Error struct {
-	Source       string // the file name, as given to File or Parse
+	Source       string // the file name, as given to File
 	Line, Column int    // 1-based position in the file; 0 when unknown
 	Err          error
 }
@@ -37,7 +37,7 @@ func (e *Error) Error() string {
 
 func (e *Error) Unwrap() error { return e.Err }
 
-// maxErrors bounds how many problems one Parse reports; the rest are
+// maxErrors bounds how many problems one File reports; the rest are
 // summarised in one line.
 const maxErrors = 20
 

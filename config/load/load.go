@@ -17,11 +17,11 @@ func File(path string) (*config.Config, error) {
 	if err != nil {
 		return nil, err
 	}
-	return Parse(data, path)
+	return parse(data, path)
 }
 
-// Parse is File for a file's content; source names it in errors.
-func Parse(data []byte, source string) (*config.Config, error) {
+// parse is File for a file's content; source names it in errors.
+func parse(data []byte, source string) (*config.Config, error) {
 	js, err := yamlToJSON(data, (&configv1.Config{}).ProtoReflect().Descriptor(), source)
 	if err != nil {
 		return nil, err

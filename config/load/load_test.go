@@ -136,9 +136,9 @@ func TestMissingFileIsNotALoadError(t *testing.T) {
 
 func mustParse(t *testing.T, src string) *config.Config {
 	t.Helper()
-	cfg, err := Parse([]byte(src), "test.yaml")
+	cfg, err := parse([]byte(src), "test.yaml")
 	if err != nil {
-		t.Fatalf("Parse: %v", err)
+		t.Fatalf("parse: %v", err)
 	}
 	return cfg
 }
@@ -385,9 +385,9 @@ func TestAliasBombIsBounded(t *testing.T) {
 	for i := 1; i < 1200; i++ {
 		fmt.Fprintf(&b, "  - {name: s%d, rules: *l}\n", i)
 	}
-	_, err := Parse([]byte(b.String()), "bomb.yaml")
+	_, err := parse([]byte(b.String()), "bomb.yaml")
 	if err == nil || !strings.Contains(err.Error(), "too many YAML nodes") {
-		t.Errorf("Parse(alias bomb) = %v, want a too-many-nodes error", err)
+		t.Errorf("parse(alias bomb) = %v, want a too-many-nodes error", err)
 	}
 }
 
@@ -427,7 +427,7 @@ func TestNormalizeHostPattern(t *testing.T) {
 	}
 }
 
-// FuzzConfig feeds arbitrary bytes to Parse: it must never panic, every
+// FuzzConfig feeds arbitrary bytes to parse: it must never panic, every
 // error must be a *Error, and an accepted config must be coherent.
 func FuzzConfig(f *testing.F) {
 	files, _ := filepath.Glob(filepath.Join(testdata, "*.yaml"))
@@ -440,7 +440,7 @@ func FuzzConfig(f *testing.F) {
 	}
 	f.Add([]byte(`{"rule_sets":[{"name":"a","rules":[{"literal":"x","replace":"y"}]}],"hosts":{"*.a":"a"}}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		cfg, err := Parse(data, "fuzz.yaml")
+		cfg, err := parse(data, "fuzz.yaml")
 		if err != nil {
 			if !errors.As(err, new(*Error)) {
 				t.Fatalf("error is not a *load.Error: %v", err)
@@ -506,7 +506,7 @@ func TestDFACacheBytesReachesTheMatcher(t *testing.T) {
 		setting string
 		gaveUp  bool
 	}{{"", false}, {"dfa_cache_bytes: 4096\n", true}} {
-		cfg, err := Parse([]byte("rule_sets: [{name: s, rules: [{regex: '"+htmlgen.StateThrashRule+"', replace: X}]}]\n"+tt.setting), "dfa.yaml")
+		cfg, err := parse([]byte("rule_sets: [{name: s, rules: [{regex: '"+htmlgen.StateThrashRule+"', replace: X}]}]\n"+tt.setting), "dfa.yaml")
 		if err != nil {
 			t.Fatal(err)
 		}
