@@ -278,7 +278,8 @@ func (h *harness) closeOK() {
 	}
 }
 
-// sum adds up every series of a counter vector.
+// sum adds up every series of a counter vector; a series that is not a
+// counter fails the test.
 func sum(t *testing.T, c prometheus.Collector) float64 {
 	t.Helper()
 	ch := make(chan prometheus.Metric, 64)
@@ -288,6 +289,9 @@ func sum(t *testing.T, c prometheus.Collector) float64 {
 		var pb dto.Metric
 		if err := m.Write(&pb); err != nil {
 			t.Fatal(err)
+		}
+		if pb.Counter == nil {
+			t.Fatalf("sum: %s is not a counter", m.Desc())
 		}
 		total += pb.GetCounter().GetValue()
 	}
