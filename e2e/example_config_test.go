@@ -4,14 +4,14 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/streamsub/streamsub/server/config"
+	"github.com/streamsub/streamsub/config/load"
 )
 
 // TestExampleConfig loads the shipped demo config with streamsub's own
 // loader and checks the rule-set choices the e2e tests and the demo rely on.
 // It needs no Envoy, so it runs without the e2e tag.
 func TestExampleConfig(t *testing.T) {
-	c, err := config.Load(filepath.Join("..", "examples", "streamsub.yaml"))
+	c, err := load.File(filepath.Join("..", "examples", "streamsub.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,7 +5,6 @@ package e2e
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -138,19 +137,6 @@ func waitFor(t *testing.T, what string, p *proc, timeout time.Duration, ready fu
 	t.Fatalf("%s: not ready after %v: %v", what, timeout, err)
 }
 
-// envoyBinary finds Envoy; without one it skips locally and fails under CI=true.
-func envoyBinary(t *testing.T) string {
-	t.Helper()
-	bin, err := envoy.Binary(".")
-	if err != nil {
-		if errors.Is(err, envoy.ErrNoBinary) && os.Getenv("CI") != "true" {
-			t.Skipf("%v", err)
-		}
-		t.Fatal(err)
-	}
-	return bin
-}
-
 // envoyProc is a running Envoy and the ports it listens on.
 type envoyProc struct {
 	*proc
@@ -163,7 +149,7 @@ type envoyProc struct {
 // Envoy and waits for /ready.
 func startEnvoy(t *testing.T, dir string, streamsubPort, originPort int) *envoyProc {
 	t.Helper()
-	bin := envoyBinary(t)
+	bin := envoy.BinaryOrSkip(t)
 	p := envoy.Local()
 	p.Name = "e2e"
 	p.DisallowIsError = true

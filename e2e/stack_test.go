@@ -76,7 +76,7 @@ type stack struct {
 // (examples/streamsub.yaml when empty) and waits until each is ready.
 func startStack(t *testing.T, configPath string) *stack {
 	t.Helper()
-	envoyBinary(t) // skip early when there is no Envoy
+	envoy.BinaryOrSkip(t) // skip early when there is no Envoy
 	root, err := envoy.ModuleRoot(".")
 	if err != nil {
 		t.Fatal(err)

@@ -2,7 +2,6 @@ package envoy
 
 import (
 	"bytes"
-	"errors"
 	"flag"
 	"os"
 	"os/exec"
@@ -46,24 +45,10 @@ func TestRenderRejectsBadClusterType(t *testing.T) {
 	}
 }
 
-// EnvoyOrSkip returns the Envoy binary; without one the test is skipped
-// locally and fails under CI=true.
-func envoyOrSkip(t *testing.T) string {
-	t.Helper()
-	bin, err := Binary(".")
-	if err != nil {
-		if errors.Is(err, ErrNoBinary) && os.Getenv("CI") != "true" {
-			t.Skip(err)
-		}
-		t.Fatal(err)
-	}
-	return bin
-}
-
 // TestValidate runs `envoy --mode validate` on every shipped config and on a
 // test-style rendering (disallow_is_error on, free ports).
 func TestValidate(t *testing.T) {
-	bin := envoyOrSkip(t)
+	bin := BinaryOrSkip(t)
 	files := map[string]string{}
 	for file := range Renderings {
 		files[file] = file

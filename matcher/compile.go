@@ -107,16 +107,6 @@ func parseRule(r Rule) (*syntax.Regexp, error) {
 	return syntax.Parse(r.Pattern, flags)
 }
 
-// Rules returns a copy of the rules rs was compiled from.
-func (rs *RuleSet) Rules() []Rule { return append([]Rule(nil), rs.rules...) }
-
-// NumRules returns the number of rules in rs.
-func (rs *RuleSet) NumRules() int { return len(rs.rules) }
-
-// MaxBufferedBytes returns the hold-back cap of rs's streams (the resolved
-// Options.MaxBufferedBytes).
-func (rs *RuleSet) MaxBufferedBytes() int { return rs.maxBuffer }
-
 // maxSpanFor returns how many bytes live threads may span at any position
 // for a hold-back cap: the cap itself is checked at the end of each chunk
 // (what stays held), as replace_filter does, so a match may be longer than

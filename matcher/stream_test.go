@@ -403,19 +403,6 @@ func TestCompileErrors(t *testing.T) {
 	}
 }
 
-func TestRulesAccessors(t *testing.T) {
-	rules := []Rule{re("a", "b"), {Pattern: "c", Once: true}}
-	rs, err := Compile(rules, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := rs.Rules()
-	got[0].Pattern = "changed"
-	if rs.NumRules() != 2 || rs.Rules()[0].Pattern != "a" || rs.MaxBufferedBytes() != DefaultMaxBufferedBytes {
-		t.Errorf("NumRules %d, Rules %v, MaxBufferedBytes %d", rs.NumRules(), rs.Rules(), rs.MaxBufferedBytes())
-	}
-}
-
 // benchRules and benchBody are a small HTML-ish workload.
 var benchRules = []Rule{
 	{Pattern: `https?://(?:www\.)?example\.com`, Replace: "https://clone.example.net", IgnoreCase: true},
@@ -561,7 +548,7 @@ func TestSmallCapsAgainstReference(t *testing.T) {
 		exactRuns++
 		if !bytes.Equal(got, want) {
 			t.Fatalf("rules %q cap %d chunks %q (fast path %v): got %q, reference %q",
-				rulesString(rules), rs.MaxBufferedBytes(), chunks, rs.fast != nil, got, want)
+				rulesString(rules), rs.maxBuffer, chunks, rs.fast != nil, got, want)
 		}
 	}
 	if exactRuns == 0 || overflows == 0 {

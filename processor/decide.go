@@ -3,7 +3,7 @@ package processor
 import (
 	"strings"
 
-	"github.com/streamsub/streamsub/server/config"
+	"github.com/streamsub/streamsub/config"
 )
 
 // skipReason says why a response body is not rewritten; "" means rewrite.

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/streamsub/streamsub/server/config"
+	"github.com/streamsub/streamsub/config"
 )
 
 func TestDecide(t *testing.T) {

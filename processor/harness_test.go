@@ -18,7 +18,8 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/streamsub/streamsub/server/config"
+	"github.com/streamsub/streamsub/config"
+	"github.com/streamsub/streamsub/matcher"
 )
 
 // fakeStream is an in-memory ExternalProcessor_ProcessServer: the test plays
@@ -64,6 +65,29 @@ type harness struct {
 	over bool
 	// cancel cancels the stream's context, as Envoy resetting it does.
 	cancel context.CancelFunc
+}
+
+// mustConfig builds a Config with config.New, as the loader does for a file.
+func mustConfig(t testing.TB, c config.Config) *config.Config {
+	t.Helper()
+	cfg, err := config.New(c)
+	if err != nil {
+		t.Fatalf("config.New: %v", err)
+	}
+	return cfg
+}
+
+// htmlRuleSet is a rule set called name that rewrites text/html.
+func htmlRuleSet(name string, rules ...matcher.Rule) *config.RuleSet {
+	return &config.RuleSet{Name: name, ContentTypes: []string{config.DefaultContentType}, Rules: rules}
+}
+
+func literal(pattern, replace string) matcher.Rule {
+	return matcher.Rule{Pattern: pattern, Literal: true, Replace: replace}
+}
+
+func regex(pattern, replace string) matcher.Rule {
+	return matcher.Rule{Pattern: pattern, Replace: replace}
 }
 
 func newProcessor(t *testing.T, cfg *config.Config) (*Processor, *Metrics) {
@@ -254,7 +278,8 @@ func (h *harness) closeOK() {
 	}
 }
 
-// sum adds up every series of a counter vector.
+// sum adds up every series of a counter vector; a series that is not a
+// counter fails the test.
 func sum(t *testing.T, c prometheus.Collector) float64 {
 	t.Helper()
 	ch := make(chan prometheus.Metric, 64)
@@ -264,6 +289,9 @@ func sum(t *testing.T, c prometheus.Collector) float64 {
 		var pb dto.Metric
 		if err := m.Write(&pb); err != nil {
 			t.Fatal(err)
+		}
+		if pb.Counter == nil {
+			t.Fatalf("sum: %s is not a counter", m.Desc())
 		}
 		total += pb.GetCounter().GetValue()
 	}

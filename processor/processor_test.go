@@ -16,41 +16,30 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/streamsub/streamsub/config"
 	"github.com/streamsub/streamsub/internal/htmlgen"
 	"github.com/streamsub/streamsub/matcher"
-	"github.com/streamsub/streamsub/server/config"
 )
 
-const testConfig = `
-rule_sets:
-  - name: standard
-    content_types: [text/html, text/css]
-    rules:
-      - {literal: "foo", replace: "bar"}
-      - {regex: "a+b", replace: "X"}
-  - name: keep
-    keep_last_modified: true
-    rules:
-      - {literal: "foo", replace: "FOO"}
-  - name: anything
-    content_types: ["*"]
-    rules:
-      - {literal: "secret", replace: "public"}
-hosts:
-  site.test: standard
-  keep.test: keep
-header_filter:
-  request:  {remove: [x-debug-token], remove_prefixes: [x-internal-]}
-  response: {remove: [x-powered-by], remove_prefixes: [x-origin-]}
-`
-
+// testCfg has three rule sets: "standard" for site.test (HTML and CSS),
+// "keep" for keep.test (keeps last-modified) and "anything" (every content
+// type, chosen by metadata only), and a header filter on both sides.
 func testCfg(t testing.TB) *config.Config {
 	t.Helper()
-	cfg, err := config.Parse([]byte(testConfig), "processor_test.yaml")
-	if err != nil {
-		t.Fatalf("config.Parse: %v", err)
-	}
-	return cfg
+	return mustConfig(t, config.Config{
+		Source: "testCfg",
+		RuleSets: []*config.RuleSet{
+			{Name: "standard", ContentTypes: []string{"text/html", "text/css"},
+				Rules: []matcher.Rule{literal("foo", "bar"), regex("a+b", "X")}},
+			{Name: "keep", ContentTypes: []string{config.DefaultContentType}, KeepLastModified: true,
+				Rules: []matcher.Rule{literal("foo", "FOO")}},
+			{Name: "anything", ContentTypes: []string{config.AnyContentType},
+				Rules: []matcher.Rule{literal("secret", "public")}},
+		},
+		Hosts:           map[string]string{"site.test": "standard", "keep.test": "keep"},
+		RequestHeaders:  matcher.NewHeaderSet([]string{"x-debug-token"}, []string{"x-internal-"}),
+		ResponseHeaders: matcher.NewHeaderSet([]string{"x-powered-by"}, []string{"x-origin-"}),
+	})
 }
 
 // rewriteResponse plays a whole HTML response for host site.test through
@@ -530,10 +519,7 @@ func TestBodyChunkAllocs(t *testing.T) {
 }
 
 func BenchmarkResponseBody(b *testing.B) {
-	cfg, err := config.Parse([]byte(testConfig), "bench.yaml")
-	if err != nil {
-		b.Fatal(err)
-	}
+	cfg := testCfg(b)
 	p := New(func() *config.Config { return cfg }, nil, nil)
 	s := newStream()
 	s.start(p, &fakeStream{ctx: b.Context()})
@@ -569,16 +555,10 @@ func equalStrings(a, b []string) bool {
 // makes the rest of the body pass through unchanged, counted and logged
 // once however many chunks follow.
 func TestBufferCapOverflow(t *testing.T) {
-	cfg, err := config.Parse([]byte(`
-max_buffered_bytes: 16
-rule_sets:
-  - name: tags
-    rules:
-      - {regex: 'a[^z]*z', replace: 'Z'}
-`), "cap.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg := mustConfig(t, config.Config{
+		MaxBufferedBytes: 16,
+		RuleSets:         []*config.RuleSet{htmlRuleSet("tags", regex("a[^z]*z", "Z"))},
+	})
 	synctest.Test(t, func(t *testing.T) {
 		var logs bytes.Buffer
 		m := NewMetrics(prometheus.NewRegistry())
@@ -628,10 +608,7 @@ func TestEndWithoutEndOfStream(t *testing.T) {
 // without gRPC: what one HTTP response costs the processor beyond the
 // matcher's per-byte work.
 func BenchmarkStreamLifecycle(b *testing.B) {
-	cfg, err := config.Parse([]byte(testConfig), "bench.yaml")
-	if err != nil {
-		b.Fatal(err)
-	}
+	cfg := testCfg(b)
 	p := New(func() *config.Config { return cfg }, nil, nil)
 	fs := &fakeStream{ctx: b.Context()}
 	chunk := bytes.Repeat([]byte("<li><a href=\"/x\">foo aab item</a></li>\n"), 16<<10/40)
@@ -712,26 +689,23 @@ func TestDebugSummary(t *testing.T) {
 // applies (design.md §1: metadata > host map > default), while a host map
 // without "*" has no default.
 func TestDefaultRuleSetWithoutRequestHeaders(t *testing.T) {
-	const rules = `
-rule_sets:
-  - name: first
-    rules: [{literal: "foo", replace: "bar"}]
-  - name: other
-    rules: [{literal: "foo", replace: "baz"}]
-`
 	for _, tt := range []struct {
-		name, hosts string
-		want        string // body for "foo"; "" when not rewritten
+		name  string
+		hosts map[string]string
+		want  string // body for "foo"; "" when not rewritten
 	}{
-		{"no hosts: the first rule set", "", "bar"},
-		{"star", `hosts: {"*": other}`, "baz"},
-		{"no star: no default", `hosts: {site.test: first}`, ""},
+		{"no hosts: the first rule set", nil, "bar"},
+		{"star", map[string]string{"*": "other"}, "baz"},
+		{"no star: no default", map[string]string{"site.test": "first"}, ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			cfg, err := config.Parse([]byte(rules+tt.hosts+"\n"), "default.yaml")
-			if err != nil {
-				t.Fatal(err)
-			}
+			cfg := mustConfig(t, config.Config{
+				RuleSets: []*config.RuleSet{
+					htmlRuleSet("first", literal("foo", "bar")),
+					htmlRuleSet("other", literal("foo", "baz")),
+				},
+				Hosts: tt.hosts,
+			})
 			synctest.Test(t, func(t *testing.T) {
 				p, _ := newProcessor(t, cfg)
 				h := startStream(t, p)
@@ -757,12 +731,8 @@ rule_sets:
 // thrashing its budget) is counted once per body and logged.
 func TestFastPathMetrics(t *testing.T) {
 	configs := map[string]*config.Config{}
-	for name, rule := range map[string]string{"edge": "{literal: abc, replace: X}", "thrash": "{regex: '" + htmlgen.StateThrashRule + "', replace: X}"} {
-		cfg, err := config.Parse([]byte("rule_sets:\n  - name: "+name+"\n    rules:\n      - "+rule+"\n"), name+".yaml")
-		if err != nil {
-			t.Fatal(err)
-		}
-		configs[name] = cfg
+	for name, rule := range map[string]matcher.Rule{"edge": literal("abc", "X"), "thrash": regex(htmlgen.StateThrashRule, "X")} {
+		configs[name] = mustConfig(t, config.Config{RuleSets: []*config.RuleSet{htmlRuleSet(name, rule)}})
 	}
 	// About one new DFA state per byte: the default budget fills again and
 	// again.

@@ -13,8 +13,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"google.golang.org/grpc/codes"
 
+	"github.com/streamsub/streamsub/config"
 	"github.com/streamsub/streamsub/matcher"
-	"github.com/streamsub/streamsub/server/config"
 )
 
 // phase is where a stream is in the ext_proc exchange.

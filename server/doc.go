@@ -5,5 +5,5 @@
 //
 // It knows nothing of the ext_proc protocol (package processor) or of
 // matching (package matcher) beyond wiring them; loading and validating a
-// file is package server/config's job.
+// file is package config/load's job.
 package server

@@ -5,7 +5,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/streamsub/streamsub/server/config"
+	"github.com/streamsub/streamsub/config/load"
 )
 
 // Reload loads the config file again. The new config is compiled fully
@@ -22,7 +22,7 @@ func (srv *Server) Reload() error {
 
 func (srv *Server) reloadLocked(stamp fileStamp) error {
 	path := srv.settings.ConfigPath
-	cfg, err := config.Load(path)
+	cfg, err := load.File(path)
 	if err != nil {
 		srv.stamp = stamp // do not retry this version of the file
 		srv.metrics.reloads.WithLabelValues(reloadFailed).Inc()

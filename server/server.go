@@ -19,8 +19,9 @@ import (
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/keepalive"
 
+	"github.com/streamsub/streamsub/config"
+	"github.com/streamsub/streamsub/config/load"
 	"github.com/streamsub/streamsub/processor"
-	"github.com/streamsub/streamsub/server/config"
 )
 
 // ExtProcService is the gRPC health service name of the ext_proc service,
@@ -73,7 +74,7 @@ func New(s Settings, log *slog.Logger) (*Server, error) {
 	srv.procM = processor.NewMetrics(srv.reg)
 
 	stamp := stat(s.ConfigPath)
-	cfg, err := config.Load(s.ConfigPath)
+	cfg, err := load.File(s.ConfigPath)
 	if err != nil {
 		return nil, err
 	}
@@ -98,9 +99,6 @@ func New(s Settings, log *slog.Logger) (*Server, error) {
 
 // Config returns the config new streams start with.
 func (srv *Server) Config() *config.Config { return srv.cfg.Load() }
-
-// Registry returns the Prometheus registry behind /metrics.
-func (srv *Server) Registry() *prometheus.Registry { return srv.reg }
 
 // install makes cfg the config of new streams.
 func (srv *Server) install(cfg *config.Config, stamp fileStamp) {

@@ -22,7 +22,8 @@ import (
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/metadata"
 
-	"github.com/streamsub/streamsub/server/config"
+	"github.com/streamsub/streamsub/config"
+	"github.com/streamsub/streamsub/config/load"
 )
 
 const configV1 = `
@@ -263,7 +264,7 @@ func TestReload(t *testing.T) {
 	if err == nil {
 		t.Fatal("Reload of a bad file succeeded")
 	}
-	_, loadErr := config.Load(ts.path)
+	_, loadErr := load.File(ts.path)
 	if loadErr == nil || err.Error() != loadErr.Error() {
 		t.Errorf("Reload error %q, want the loader's %q", err, loadErr)
 	}
@@ -411,9 +412,9 @@ func TestDrainTimeout(t *testing.T) {
 func TestBadConfigAtStart(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "bad.yaml")
 	writeFile(t, path, "rule_sets: [{name: x, rules: [{literal: a, replace: '$x'}]}]\n")
-	_, loadErr := config.Load(path)
+	_, loadErr := load.File(path)
 	if loadErr == nil {
-		t.Fatal("config.Load accepted a bad file")
+		t.Fatal("load.File accepted a bad file")
 	}
 	st := DefaultSettings()
 	st.ConfigPath = path

@@ -10,8 +10,9 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/streamsub/streamsub/config"
+	"github.com/streamsub/streamsub/config/load"
 	"github.com/streamsub/streamsub/matcher"
-	"github.com/streamsub/streamsub/server/config"
 )
 
 func init() {
@@ -329,11 +330,11 @@ func parseSizes(s string) ([]int, error) {
 // problem on its own line, naming file and culprit), exitIO when the file
 // cannot be read.
 func loadConfig(path, cmd string, stderr io.Writer) (*config.Config, int) {
-	cfg, err := config.Load(path)
+	cfg, err := load.File(path)
 	if err == nil {
 		return cfg, exitOK
 	}
-	if errors.As(err, new(*config.Error)) {
+	if errors.As(err, new(*load.Error)) {
 		fmt.Fprintln(stderr, err)
 		fmt.Fprintf(stderr, "streamsub %s: %s: configuration rejected\n", cmd, path)
 		return nil, exitRejected

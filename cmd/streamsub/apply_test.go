@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/streamsub/streamsub/server/config"
+	"github.com/streamsub/streamsub/config/load"
 )
 
 // applyConfig has one rule of each kind: a literal, a regex, a regex whose
@@ -211,7 +211,7 @@ func TestApplyLargeBody(t *testing.T) {
 		fmt.Fprintf(&body, "<p>%d: %s costs %d USD</p>\n", i, []string{"UA-12345-1", "https://www.example.com/a", "plain text"}[i%3], i)
 	}
 	input := writeFile(t, "big.html", body.String())
-	loaded, err := config.Load(cfg)
+	loaded, err := load.File(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

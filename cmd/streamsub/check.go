@@ -9,7 +9,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/streamsub/streamsub/server/config"
+	"github.com/streamsub/streamsub/config"
 )
 
 func init() {

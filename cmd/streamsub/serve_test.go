@@ -20,7 +20,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
-	"github.com/streamsub/streamsub/server/config"
+	"github.com/streamsub/streamsub/config/load"
 )
 
 // freeAddr returns a loopback address that was free a moment ago.
@@ -47,9 +47,9 @@ func TestBinaryServe(t *testing.T) {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
 	bad := writeFile(t, "bad.yaml", "rule_sets: [{name: x, rules: [{regex: '(', replace: y}]}]\n")
-	_, loadErr := config.Load(bad)
+	_, loadErr := load.File(bad)
 	if loadErr == nil {
-		t.Fatal("config.Load accepted the bad file")
+		t.Fatal("load.File accepted the bad file")
 	}
 	for _, tc := range []struct {
 		name    string

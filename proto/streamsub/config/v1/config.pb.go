@@ -1,5 +1,5 @@
 // The streamsub configuration file (design.md §5). Operators write it in YAML
-// (or JSON); server/config turns YAML into JSON and parses it with protojson,
+// (or JSON); config/load turns YAML into JSON and parses it with protojson,
 // so the field names below, in snake_case, are the file's keys. Unknown keys
 // are errors. The rewrite semantics of a rule set are in semantics.md.
 

@@ -1,7 +1,8 @@
-package config
+package load
 
 import (
 	"errors"
+	"fmt"
 	"regexp"
 	"strconv"
 )
@@ -14,11 +15,11 @@ import (
 //	config.yaml: rule set "shop-fr": rule 2 ("ga-id"): error parsing regexp: missing closing ): `(a`
 //
 // Rule problems wrap a *matcher.RuleError (Set filled in), so errors.As
-// finds it. Parse and Load report several problems at once with
+// finds it. File reports several problems at once with
 // errors.Join; errors.As(err, new(*Error)) tells a rejected file from an
 // I/O error.
 type Error struct {
-	Source       string // the file name, as given to Load or Parse
+	Source       string // the file name, as given to File
 	Line, Column int    // 1-based position in the file; 0 when unknown
 	Err          error
 }
@@ -36,7 +37,7 @@ func (e *Error) Error() string {
 
 func (e *Error) Unwrap() error { return e.Err }
 
-// maxErrors bounds how many problems one Parse reports; the rest are
+// maxErrors bounds how many problems one File reports; the rest are
 // summarised in one line.
 const maxErrors = 20
 
@@ -68,6 +69,11 @@ func (l *errorList) err() error {
 	}
 	return errors.Join(l.errs...)
 }
+
+// errorf builds a plain error for an errorList.
+func errorf(format string, args ...any) error { return fmt.Errorf(format, args...) }
+
+var errNoRuleSets = errors.New("no rule sets: want at least one under rule_sets")
 
 // yamlLine matches the position prefix of a YAML parser message.
 var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)

@@ -1,4 +1,4 @@
-package config
+package load
 
 import (
 	"errors"
@@ -7,32 +7,23 @@ import (
 	"regexp/syntax"
 	"strings"
 
+	"github.com/streamsub/streamsub/config"
 	"github.com/streamsub/streamsub/matcher"
 	configv1 "github.com/streamsub/streamsub/proto/streamsub/config/v1"
 )
 
-// build validates pb completely, then flattens and compiles its rule sets.
-// Problems are collected (up to maxErrors) so one run shows them all;
-// nothing is compiled unless the file is valid.
-func build(pb *configv1.Config, source string) (*Config, error) {
+// build validates pb completely, then flattens its rule sets and hands
+// them to config.New to compile. Problems are collected (up to maxErrors)
+// so one run shows them all; nothing is compiled unless the file is valid.
+func build(pb *configv1.Config, source string) (*config.Config, error) {
 	errs := &errorList{source: source}
-	c := &Config{Source: source, byName: map[string]*RuleSet{}}
 
 	if pb.GetMaxBufferedBytes() < 0 {
 		errs.add(errorf("max_buffered_bytes: must not be negative, got %d", pb.GetMaxBufferedBytes()))
 	}
-	c.MaxBufferedBytes = int(pb.GetMaxBufferedBytes())
-	if c.MaxBufferedBytes == 0 {
-		c.MaxBufferedBytes = matcher.DefaultMaxBufferedBytes
-	}
-	switch n := pb.GetDfaCacheBytes(); {
-	case n == 0:
-		c.DFACacheBytes = matcher.DefaultDFACacheBytes
-	case n < matcher.MinDFACacheBytes || n > matcher.MaxDFACacheBytes:
+	if n := pb.GetDfaCacheBytes(); n != 0 && (n < matcher.MinDFACacheBytes || n > matcher.MaxDFACacheBytes) {
 		errs.add(errorf("dfa_cache_bytes: want 0 (default %d) or %d..%d, got %d",
 			matcher.DefaultDFACacheBytes, matcher.MinDFACacheBytes, matcher.MaxDFACacheBytes, n))
-	default:
-		c.DFACacheBytes = int(n)
 	}
 
 	sets := pb.GetRuleSets()
@@ -54,30 +45,42 @@ func build(pb *configv1.Config, source string) (*Config, error) {
 		checkRuleSet(errs, s, i, index)
 	}
 	checkCycles(errs, sets, index)
-	c.Hosts = checkHosts(errs, pb.GetHosts(), index)
+	hosts := checkHosts(errs, pb.GetHosts(), index)
 	hf := pb.GetHeaderFilter()
-	c.RequestHeaders = headerSet(errs, "header_filter.request", hf.GetRequest())
-	c.ResponseHeaders = headerSet(errs, "header_filter.response", hf.GetResponse())
+	request := headerSet(errs, "header_filter.request", hf.GetRequest())
+	response := headerSet(errs, "header_filter.response", hf.GetResponse())
 	if err := errs.err(); err != nil {
 		return nil, err
 	}
-	f := flattener{sets: sets, index: index, done: map[string]*RuleSet{}}
-	for _, s := range sets {
-		rs := f.ruleSet(s.GetName())
-		compiled, err := matcher.Compile(rs.Rules, matcher.Options{MaxBufferedBytes: c.MaxBufferedBytes, DFACacheBytes: c.DFACacheBytes})
-		if err != nil {
-			errs.add(f.compileError(rs, err))
-			continue
+	f := flattener{sets: sets, index: index, done: map[string]*config.RuleSet{}}
+	ruleSets := make([]*config.RuleSet, len(sets))
+	for i, s := range sets {
+		ruleSets[i] = f.ruleSet(s.GetName())
+	}
+	cfg, err := config.New(config.Config{
+		Source:           source,
+		RuleSets:         ruleSets,
+		MaxBufferedBytes: int(pb.GetMaxBufferedBytes()),
+		DFACacheBytes:    int(pb.GetDfaCacheBytes()),
+		RequestHeaders:   request,
+		ResponseHeaders:  response,
+		Hosts:            hosts,
+	})
+	if err != nil {
+		for _, e := range joined(err) {
+			errs.add(f.whereWritten(e))
 		}
-		rs.Compiled = compiled
-		c.RuleSets = append(c.RuleSets, rs)
-		c.byName[rs.Name] = rs
+		return nil, errs.err()
 	}
-	if err := errs.err(); err != nil {
-		return nil, err
+	return cfg, nil
+}
+
+// joined returns the errors that errors.Join put in err, or err alone.
+func joined(err error) []error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		return j.Unwrap()
 	}
-	c.buildHostIndex()
-	return c, nil
+	return []error{err}
 }
 
 // checkRuleSet validates one rule set's own fields and rules.
@@ -241,7 +244,7 @@ func normalizeHostPattern(p string) (string, error) {
 	if p == "*" {
 		return p, nil
 	}
-	norm := normalizeHost(p)
+	norm := strings.ToLower(strings.TrimSuffix(p, "."))
 	host := norm
 	if rest, ok := strings.CutPrefix(norm, "*."); ok {
 		host = rest
@@ -329,7 +332,7 @@ func isTokenChar(c byte) bool {
 // validMediaType accepts "*" or a lower- or upper-case "type/subtype" of
 // tokens, with no parameters and no wildcard.
 func validMediaType(mt string) bool {
-	if mt == AnyContentType {
+	if mt == config.AnyContentType {
 		return true
 	}
 	typ, sub, ok := strings.Cut(mt, "/")
@@ -350,10 +353,11 @@ func validMediaType(mt string) bool {
 type flattener struct {
 	sets  []*configv1.RuleSet
 	index map[string]int
-	done  map[string]*RuleSet
-	// origin of each flattened rule: rule set name and own index, so a
-	// compile error on an inherited rule names where it is written.
-	origin map[*RuleSet][]ruleOrigin
+	done  map[string]*config.RuleSet
+	// origin of each flattened rule, by rule set name: the rule set and
+	// index where it is written, so that a compile error on an inherited
+	// rule names where it is written.
+	origin map[string][]ruleOrigin
 }
 
 type ruleOrigin struct {
@@ -361,13 +365,13 @@ type ruleOrigin struct {
 	index int
 }
 
-// ruleSet returns the flattened RuleSet called name.
-func (f *flattener) ruleSet(name string) *RuleSet {
+// ruleSet returns the flattened rule set called name, not yet compiled.
+func (f *flattener) ruleSet(name string) *config.RuleSet {
 	if rs, ok := f.done[name]; ok {
 		return rs
 	}
 	s := f.sets[f.index[name]]
-	rs := &RuleSet{Name: name, Extends: s.GetExtends()}
+	rs := &config.RuleSet{Name: name, Extends: s.GetExtends()}
 
 	// Ancestors depth first in extends order, each once, then the set itself.
 	var order []string
@@ -391,12 +395,12 @@ func (f *flattener) ruleSet(name string) *RuleSet {
 		}
 	}
 	if f.origin == nil {
-		f.origin = map[*RuleSet][]ruleOrigin{}
+		f.origin = map[string][]ruleOrigin{}
 	}
-	f.origin[rs] = origins
+	f.origin[name] = origins
 
 	// Settings not given are inherited from the parents.
-	var parents []*RuleSet
+	var parents []*config.RuleSet
 	for _, p := range s.GetExtends() {
 		parents = append(parents, f.ruleSet(p))
 	}
@@ -407,7 +411,7 @@ func (f *flattener) ruleSet(name string) *RuleSet {
 			rs.ContentTypes = lowerUnique(rs.ContentTypes, p.ContentTypes)
 		}
 		if len(rs.ContentTypes) == 0 {
-			rs.ContentTypes = []string{DefaultContentType}
+			rs.ContentTypes = []string{config.DefaultContentType}
 		}
 	}
 	if s.KeepLastModified != nil {
@@ -437,38 +441,17 @@ func lowerUnique(dst, items []string) []string {
 	return dst
 }
 
-// compileError names the rule set and rule that matcher.Compile rejected;
-// an inherited rule is named where it is written.
-func (f *flattener) compileError(rs *RuleSet, err error) error {
+// whereWritten renames the rule in a *matcher.RuleError from config.New
+// (its index in the flattened rule set) to where it is written; other
+// errors are returned as they are.
+func (f *flattener) whereWritten(err error) error {
 	var re *matcher.RuleError
 	if !errors.As(err, &re) {
-		return fmt.Errorf("rule set %q: %w", rs.Name, err)
+		return err
 	}
 	out := *re
-	out.Set = rs.Name
-	if o := f.origin[rs]; re.Index >= 0 && re.Index < len(o) {
+	if o := f.origin[re.Set]; re.Index >= 0 && re.Index < len(o) {
 		out.Set, out.Index = o[re.Index].set, o[re.Index].index
 	}
 	return &out
-}
-
-// buildHostIndex fills the lookup tables of RuleSetForHost.
-func (c *Config) buildHostIndex() {
-	if len(c.Hosts) == 0 {
-		c.fallback = c.RuleSets[0]
-		return
-	}
-	c.exact = map[string]*RuleSet{}
-	c.wildcards = map[string]*RuleSet{}
-	for pattern, name := range c.Hosts {
-		rs := c.byName[name]
-		switch {
-		case pattern == "*":
-			c.fallback = rs
-		case strings.HasPrefix(pattern, "*."):
-			c.wildcards[pattern[1:]] = rs
-		default:
-			c.exact[pattern] = rs
-		}
-	}
 }

@@ -1,9 +1,10 @@
-package config
+package load
 
 import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp/syntax"
@@ -11,11 +12,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/streamsub/streamsub/config"
 	"github.com/streamsub/streamsub/internal/htmlgen"
 	"github.com/streamsub/streamsub/matcher"
 )
 
-const testdata = "../testdata/config"
+const testdata = "testdata"
 
 // TestBadConfigs loads one file per failure mode and asserts the exact
 // message: file (and position where the YAML gives it), then the culprit.
@@ -68,16 +70,16 @@ func TestBadConfigs(t *testing.T) {
 		covered[tc.file] = true
 		t.Run(tc.file, func(t *testing.T) {
 			path := filepath.Join(testdata, tc.file)
-			cfg, err := Load(path)
+			cfg, err := File(path)
 			if err == nil {
-				t.Fatalf("Load(%s) accepted the file: %d rule sets", path, len(cfg.RuleSets))
+				t.Fatalf("File(%s) accepted the file: %d rule sets", path, len(cfg.RuleSets))
 			}
 			if got, want := err.Error(), path+tc.msg; got != want {
-				t.Errorf("Load(%s):\n got: %s\nwant: %s", path, got, want)
+				t.Errorf("File(%s):\n got: %s\nwant: %s", path, got, want)
 			}
 			var ce *Error
 			if !errors.As(err, &ce) || ce.Source != path {
-				t.Errorf("error %v is not a *config.Error for %s", err, path)
+				t.Errorf("error %v is not a *load.Error for %s", err, path)
 			}
 		})
 	}
@@ -92,7 +94,7 @@ func TestBadConfigs(t *testing.T) {
 
 func TestSeveralProblemsAreAllReported(t *testing.T) {
 	path := filepath.Join(testdata, "several_problems.yaml")
-	_, err := Load(path)
+	_, err := File(path)
 	if err == nil {
 		t.Fatal("accepted")
 	}
@@ -108,7 +110,7 @@ func TestSeveralProblemsAreAllReported(t *testing.T) {
 }
 
 func TestRuleErrorIsReachable(t *testing.T) {
-	_, err := Load(filepath.Join(testdata, "invalid_regex.yaml"))
+	_, err := File(filepath.Join(testdata, "invalid_regex.yaml"))
 	var re *matcher.RuleError
 	if !errors.As(err, &re) {
 		t.Fatalf("no *matcher.RuleError in %v", err)
@@ -122,26 +124,26 @@ func TestRuleErrorIsReachable(t *testing.T) {
 	}
 }
 
-func TestLoadMissingFileIsNotAConfigError(t *testing.T) {
-	_, err := Load(filepath.Join(t.TempDir(), "absent.yaml"))
+func TestMissingFileIsNotALoadError(t *testing.T) {
+	_, err := File(filepath.Join(t.TempDir(), "absent.yaml"))
 	if !errors.Is(err, fs.ErrNotExist) {
-		t.Errorf("Load(absent) = %v, want fs.ErrNotExist", err)
+		t.Errorf("File(absent) = %v, want fs.ErrNotExist", err)
 	}
 	if errors.As(err, new(*Error)) {
-		t.Errorf("an I/O error must not be a *config.Error: %v", err)
+		t.Errorf("an I/O error must not be a *load.Error: %v", err)
 	}
 }
 
-func mustParse(t *testing.T, src string) *Config {
+func mustParse(t *testing.T, src string) *config.Config {
 	t.Helper()
-	cfg, err := Parse([]byte(src), "test.yaml")
+	cfg, err := parse([]byte(src), "test.yaml")
 	if err != nil {
-		t.Fatalf("Parse: %v", err)
+		t.Fatalf("parse: %v", err)
 	}
 	return cfg
 }
 
-func ruleNames(rs *RuleSet) []string {
+func ruleNames(rs *config.RuleSet) []string {
 	var names []string
 	for _, r := range rs.Rules {
 		names = append(names, r.Name)
@@ -150,7 +152,7 @@ func ruleNames(rs *RuleSet) []string {
 }
 
 func TestGoodConfig(t *testing.T) {
-	cfg, err := Load(filepath.Join(testdata, "good.yaml"))
+	cfg, err := File(filepath.Join(testdata, "good.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -191,6 +193,18 @@ func TestGoodConfig(t *testing.T) {
 		t.Errorf("legacy rules %+v", got)
 	}
 
+	// Host keys are normalised: "Legacy.Example" is looked up as any case.
+	wantHosts := map[string]string{"fr.shop.example": "shop-fr", "*.shop.example": "standard",
+		"*.eu.shop.example": "shop-fr", "legacy.example": "legacy", "*": "standard"}
+	if !maps.Equal(cfg.Hosts, wantHosts) {
+		t.Errorf("hosts %v, want %v", cfg.Hosts, wantHosts)
+	}
+	for host, want := range map[string]string{"LEGACY.example:80": "legacy", "x.eu.shop.example": "shop-fr", "b.shop.example": "standard", "other.example": "standard"} {
+		if rs := cfg.RuleSetForHost(host); rs == nil || rs.Name != want {
+			t.Errorf("RuleSetForHost(%q) = %v, want %s", host, rs, want)
+		}
+	}
+
 	cts := []string{"text/html", "text/css", "application/javascript", "application/json"}
 	for name, want := range map[string][]string{"standard": cts, "shop-fr": cts, "legacy": {"*"}} {
 		if got := cfg.RuleSet(name).ContentTypes; !slices.Equal(got, want) {
@@ -228,106 +242,23 @@ func TestGoodConfig(t *testing.T) {
 	}
 }
 
-func TestRuleSetForHost(t *testing.T) {
+// TestDefaultContentType: a rule set with no content types, itself or
+// inherited, rewrites text/html; one that lists some gets them lower-cased.
+func TestDefaultContentType(t *testing.T) {
 	cfg := mustParse(t, `
 rule_sets:
-  - {name: first, rules: [{literal: f, replace: F}]}
-  - {name: exact, rules: [{literal: a, replace: A}]}
-  - {name: wild, rules: [{literal: b, replace: B}]}
-  - {name: deeper, rules: [{literal: c, replace: C}]}
-  - {name: any, rules: [{literal: d, replace: D}]}
-  - {name: v6, rules: [{literal: e, replace: E}]}
-hosts:
-  X.Example: exact
-  "*.example": wild
-  "*.y.example": deeper
-  "[::1]": v6
-  127.0.0.1: exact
-  "*": any
-`)
-	tests := []struct{ authority, want string }{
-		{"x.example", "exact"},
-		{"X.EXAMPLE:8443", "exact"},
-		{"x.example.", "exact"},
-		{"z.example", "wild"},
-		{"a.b.example", "wild"},
-		{"y.example", "wild"}, // "*.y.example" is strictly below y.example
-		{"q.y.example", "deeper"},
-		{"deep.q.Y.example:80", "deeper"},
-		{"example", "any"},
-		{"other.org", "any"},
-		{"", "any"},
-		{"[::1]:8080", "v6"},
-		{"[::1]", "v6"},
-		{"127.0.0.1:10000", "exact"},
-		{strings.Repeat("A", 300) + ".EXAMPLE", "wild"}, // longer than the stack buffer
-	}
-	for _, tc := range tests {
-		rs := cfg.RuleSetForHost(tc.authority)
-		if rs == nil || rs.Name != tc.want {
-			t.Errorf("RuleSetForHost(%.40q) = %v, want %q", tc.authority, rs, tc.want)
-		}
-	}
-
-	noStar := mustParse(t, `
-rule_sets:
-  - {name: a, rules: [{literal: a, replace: A}]}
-  - {name: b, rules: [{literal: b, replace: B}]}
-hosts: {"*.b.example": b}
-`)
-	if rs := noStar.RuleSetForHost("elsewhere.example"); rs != nil {
-		t.Errorf("without \"*\", an unmatched host got rule set %q, want nil", rs.Name)
-	}
-	if rs := noStar.RuleSetForHost("www.b.example"); rs == nil || rs.Name != "b" {
-		t.Errorf("RuleSetForHost(www.b.example) = %v, want b", rs)
-	}
-
-	noHosts := mustParse(t, `
-rule_sets:
-  - {name: a, rules: [{literal: a, replace: A}]}
-  - {name: b, rules: [{literal: b, replace: B}]}
-`)
-	for _, h := range []string{"anything.example", "", "b"} {
-		if rs := noHosts.RuleSetForHost(h); rs == nil || rs.Name != "a" {
-			t.Errorf("without hosts, RuleSetForHost(%q) = %v, want the first rule set", h, rs)
-		}
-	}
-}
-
-func TestAcceptsContentType(t *testing.T) {
-	cfg := mustParse(t, `
-rule_sets:
-  - {name: default, rules: [{literal: a, replace: A}]}
+  - {name: plain, rules: [{literal: a, replace: A}]}
+  - {name: child, extends: [plain], rules: [{literal: b, replace: B}]}
   - {name: some, content_types: [text/html, Application/JSON], rules: [{literal: a, replace: A}]}
-  - {name: any, content_types: ["*"], rules: [{literal: a, replace: A}]}
 `)
-	tests := []struct {
-		set, contentType string
-		want             bool
-	}{
-		{"default", "text/html", true},
-		{"default", "text/html; charset=utf-8", true},
-		{"default", "TEXT/HTML;charset=UTF-8", true},
-		{"default", " text/html ; q=1", true},
-		{"default", "text/css", false},
-		{"default", "", false},
-		{"some", "application/json", true},
-		{"some", "application/json; charset=utf-8", true},
-		{"some", "application/jsonx", false},
-		{"some", "text/plain", false},
-		{"any", "image/png", true},
-		{"any", "", true},
-	}
-	for _, tc := range tests {
-		if got := cfg.RuleSet(tc.set).AcceptsContentType(tc.contentType); got != tc.want {
-			t.Errorf("%s.AcceptsContentType(%q) = %v, want %v", tc.set, tc.contentType, got, tc.want)
+	for name, want := range map[string][]string{
+		"plain": {config.DefaultContentType},
+		"child": {config.DefaultContentType},
+		"some":  {"text/html", "application/json"},
+	} {
+		if got := cfg.RuleSet(name).ContentTypes; !slices.Equal(got, want) {
+			t.Errorf("%s content types %q, want %q", name, got, want)
 		}
-	}
-	if got := cfg.RuleSet("default").ContentTypes; !slices.Equal(got, []string{DefaultContentType}) {
-		t.Errorf("default content types %q", got)
-	}
-	if got := cfg.RuleSet("some").ContentTypes; !slices.Equal(got, []string{"text/html", "application/json"}) {
-		t.Errorf("content types not lower-cased: %q", got)
 	}
 }
 
@@ -431,7 +362,7 @@ max_buffered_bytes: 4096
 }
 
 // summary renders everything of a Config but the compiled automata.
-func summary(c *Config) string {
+func summary(c *config.Config) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "max=%d hosts=%v;", c.MaxBufferedBytes, c.Hosts)
 	for _, rs := range c.RuleSets {
@@ -454,9 +385,9 @@ func TestAliasBombIsBounded(t *testing.T) {
 	for i := 1; i < 1200; i++ {
 		fmt.Fprintf(&b, "  - {name: s%d, rules: *l}\n", i)
 	}
-	_, err := Parse([]byte(b.String()), "bomb.yaml")
+	_, err := parse([]byte(b.String()), "bomb.yaml")
 	if err == nil || !strings.Contains(err.Error(), "too many YAML nodes") {
-		t.Errorf("Parse(alias bomb) = %v, want a too-many-nodes error", err)
+		t.Errorf("parse(alias bomb) = %v, want a too-many-nodes error", err)
 	}
 }
 
@@ -496,8 +427,8 @@ func TestNormalizeHostPattern(t *testing.T) {
 	}
 }
 
-// FuzzConfig feeds arbitrary bytes to Parse: it must never panic, every
-// error must be a *config.Error, and an accepted config must be coherent.
+// FuzzConfig feeds arbitrary bytes to parse: it must never panic, every
+// error must be a *Error, and an accepted config must be coherent.
 func FuzzConfig(f *testing.F) {
 	files, _ := filepath.Glob(filepath.Join(testdata, "*.yaml"))
 	for _, file := range files {
@@ -509,10 +440,10 @@ func FuzzConfig(f *testing.F) {
 	}
 	f.Add([]byte(`{"rule_sets":[{"name":"a","rules":[{"literal":"x","replace":"y"}]}],"hosts":{"*.a":"a"}}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		cfg, err := Parse(data, "fuzz.yaml")
+		cfg, err := parse(data, "fuzz.yaml")
 		if err != nil {
 			if !errors.As(err, new(*Error)) {
-				t.Fatalf("error is not a *config.Error: %v", err)
+				t.Fatalf("error is not a *load.Error: %v", err)
 			}
 			if !strings.HasPrefix(err.Error(), "fuzz.yaml") {
 				t.Fatalf("error does not name the file: %v", err)
@@ -575,7 +506,7 @@ func TestDFACacheBytesReachesTheMatcher(t *testing.T) {
 		setting string
 		gaveUp  bool
 	}{{"", false}, {"dfa_cache_bytes: 4096\n", true}} {
-		cfg, err := Parse([]byte("rule_sets: [{name: s, rules: [{regex: '"+htmlgen.StateThrashRule+"', replace: X}]}]\n"+tt.setting), "dfa.yaml")
+		cfg, err := parse([]byte("rule_sets: [{name: s, rules: [{regex: '"+htmlgen.StateThrashRule+"', replace: X}]}]\n"+tt.setting), "dfa.yaml")
 		if err != nil {
 			t.Fatal(err)
 		}
