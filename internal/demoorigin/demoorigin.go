@@ -31,8 +31,19 @@ var Modified = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 // CachedETag is the strong ETag of /cached.
 const CachedETag = `"demo-v1"`
 
-// MaxBigSize caps /big?size=N.
+// MaxBigSize caps /big?size=N and /trickle?size=N.
 const MaxBigSize = 4 << 30
+
+// BigFlush is how often /big flushes: every 32 KiB.
+const BigFlush = 32 << 10
+
+// MaxTrickleChunk caps /trickle?chunk=K; DefaultTrickleChunk is K when
+// the query gives none. MaxTricklePause caps /trickle?pause=D.
+const (
+	MaxTrickleChunk     = 1 << 20
+	DefaultTrickleChunk = 1 << 10
+	MaxTricklePause     = 10 * time.Millisecond
+)
 
 // Handler returns the origin's routes:
 //
@@ -41,6 +52,10 @@ const MaxBigSize = 4 << 30
 //	                internal response headers (x-origin-debug, X-Internal-*)
 //	/logo.png       a PNG whose tEXt chunk contains the matches
 //	/big?size=N     N bytes of generated HTML, streamed in 32 KiB flushes
+//	/trickle?size=N&chunk=K&pause=D
+//	                the /big body flushed every K bytes (default 1 KiB),
+//	                pausing D µs after each flush (default 0): many small
+//	                chunks, so many body calls per request
 //	/split          HTML whose matches are cut across flushes
 //	/cached         HTML with a strong ETag and Last-Modified (304 on revalidation)
 //	/gzip           HTML sent with content-encoding: gzip
@@ -55,6 +70,7 @@ func Handler() http.Handler {
 	mux.HandleFunc("GET /headers", headers)
 	mux.HandleFunc("GET /logo.png", logo)
 	mux.HandleFunc("GET /big", big)
+	mux.HandleFunc("GET /trickle", trickle)
 	mux.HandleFunc("GET /split", split)
 	mux.HandleFunc("GET /cached", cached)
 	mux.HandleFunc("GET /gzip", gzipped)
@@ -119,36 +135,131 @@ func BigBlock(i int) []byte {
 }
 
 // Big writes the first size bytes of the /big body to w, calling flush
-// after every 32 KiB.
-func Big(w interface{ Write([]byte) (int, error) }, size int64, flush func()) error {
-	const flushEvery = 32 << 10
-	var pending int
-	for i := 0; size > 0; i++ {
+// after every BigFlush bytes.
+func Big(w io.Writer, size int64, flush func()) error {
+	return Trickle(w, size, BigFlush, flush)
+}
+
+// Trickle writes the first size bytes of the /big body to w, calling flush
+// after every chunk bytes (and not after a last, shorter piece); chunk must
+// be positive.
+func Trickle(w io.Writer, size int64, chunk int, flush func()) error {
+	pending := 0 // bytes written since the last flush
+	write := func(p []byte) error {
+		for len(p) > 0 {
+			n := min(len(p), chunk-pending)
+			if _, err := w.Write(p[:n]); err != nil {
+				return err
+			}
+			p = p[n:]
+			if pending += n; pending == chunk {
+				flush()
+				pending = 0
+			}
+		}
+		return nil
+	}
+	head, next := cachedPage(size)
+	if err := write(head); err != nil {
+		return err
+	}
+	for i, rest := next, size-int64(len(head)); rest > 0; i++ {
 		blk := BigBlock(i)
-		if int64(len(blk)) > size {
-			blk = blk[:size]
+		if int64(len(blk)) > rest {
+			blk = blk[:rest]
 		}
-		if _, err := w.Write(blk); err != nil {
+		rest -= int64(len(blk))
+		if err := write(blk); err != nil {
 			return err
-		}
-		size -= int64(len(blk))
-		if pending += len(blk); pending >= flushEvery {
-			flush()
-			pending = 0
 		}
 	}
 	return nil
 }
 
-func big(w http.ResponseWriter, r *http.Request) {
+// maxCachedPage bounds the /big bytes kept in memory: generating them costs
+// far more CPU than sending them (~15 µs per KiB), which would make the
+// origin, not the proxy, the bottleneck of a load test.
+var maxCachedPage = 64 << 20
+
+// pageCache holds the longest prefix of the /big body generated so far, in
+// whole BigBlocks: the body of every size is a prefix of one sequence of
+// blocks. It only grows, up to maxCachedPage (plus one block); slices of
+// it handed out stay valid and are never written.
+var pageCache struct {
+	sync.Mutex
+	b      []byte
+	blocks int // BigBlocks in b
+}
+
+// cachedPage returns the first size bytes of the /big body from the cache,
+// or, when size exceeds what the cache may hold, all of the cache and the
+// index of the first block after it.
+func cachedPage(size int64) (head []byte, next int) {
+	pageCache.Lock()
+	defer pageCache.Unlock()
+	for int64(len(pageCache.b)) < size && len(pageCache.b) < maxCachedPage {
+		pageCache.b = append(pageCache.b, BigBlock(pageCache.blocks)...)
+		pageCache.blocks++
+	}
+	if int64(len(pageCache.b)) >= size {
+		return pageCache.b[:size:size], 0
+	}
+	return pageCache.b[:len(pageCache.b):len(pageCache.b)], pageCache.blocks
+}
+
+// sizeParam parses the size query parameter of /big and /trickle.
+func sizeParam(w http.ResponseWriter, r *http.Request) (int64, bool) {
 	size, err := strconv.ParseInt(r.URL.Query().Get("size"), 10, 64)
 	if err != nil || size < 0 || size > MaxBigSize {
 		http.Error(w, "size: want 0.."+strconv.Itoa(MaxBigSize), http.StatusBadRequest)
+		return 0, false
+	}
+	return size, true
+}
+
+func big(w http.ResponseWriter, r *http.Request) {
+	size, ok := sizeParam(w, r)
+	if !ok {
 		return
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	rc := http.NewResponseController(w)
 	Big(w, size, func() { rc.Flush() })
+}
+
+func trickle(w http.ResponseWriter, r *http.Request) {
+	size, ok := sizeParam(w, r)
+	if !ok {
+		return
+	}
+	chunk, pause := DefaultTrickleChunk, 0
+	q := r.URL.Query()
+	if q.Has("chunk") {
+		var err error
+		if chunk, err = strconv.Atoi(q.Get("chunk")); err != nil || chunk < 1 || chunk > MaxTrickleChunk {
+			http.Error(w, "chunk: want 1.."+strconv.Itoa(MaxTrickleChunk), http.StatusBadRequest)
+			return
+		}
+	}
+	if q.Has("pause") {
+		var err error
+		if pause, err = strconv.Atoi(q.Get("pause")); err != nil || pause < 0 || pause > int(MaxTricklePause/time.Microsecond) {
+			http.Error(w, "pause: want 0.."+strconv.Itoa(int(MaxTricklePause/time.Microsecond))+" µs", http.StatusBadRequest)
+			return
+		}
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	rc := http.NewResponseController(w)
+	gone := r.Context().Done()
+	Trickle(w, size, chunk, func() {
+		rc.Flush()
+		if pause > 0 {
+			select {
+			case <-time.After(time.Duration(pause) * time.Microsecond):
+			case <-gone:
+			}
+		}
+	})
 }
 
 // SplitPieces are the pieces of /split, each flushed separately: every demo

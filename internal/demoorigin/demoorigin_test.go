@@ -3,10 +3,13 @@ package demoorigin
 import (
 	"bytes"
 	"compress/gzip"
+	"fmt"
 	"image/png"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -62,6 +65,16 @@ func TestRoutes(t *testing.T) {
 		{method: "GET", path: "/status/503", status: 503, ctype: "text/html", emptyBody: true},
 		{method: "GET", path: "/status/abc", status: 400},
 		{method: "GET", path: "/big?size=-1", status: 400},
+		{method: "GET", path: "/trickle?size=3000", status: 200, ctype: "text/html", contains: []string{string(bigPage(3000))}},
+		{method: "GET", path: "/trickle?size=3000&chunk=7", status: 200, ctype: "text/html", contains: []string{string(bigPage(3000))}},
+		{method: "GET", path: "/trickle?size=3000&chunk=500&pause=50", status: 200, ctype: "text/html", contains: []string{string(bigPage(3000))}},
+		{method: "GET", path: "/trickle?size=3000&chunk=0", status: 400},
+		{method: "GET", path: "/trickle?size=3000&chunk=", status: 400},
+		{method: "GET", path: "/trickle?size=3000&pause=-1", status: 400},
+		{method: "GET", path: "/trickle?size=3000&pause=10001", status: 400},
+		{method: "GET", path: "/trickle?size=3000&pause=1ms", status: 400},
+		{method: "GET", path: "/trickle?size=3000&chunk=x", status: 400},
+		{method: "GET", path: "/trickle?size=x", status: 400},
 		{method: "GET", path: "/nope", status: 404},
 	}
 	for _, tc := range tests {
@@ -135,32 +148,134 @@ type flushCounter struct {
 
 func (f *flushCounter) flush() { f.flushes = append(f.flushes, f.Len()) }
 
-func TestBig(t *testing.T) {
-	for _, size := range []int64{0, 1, 1000, 32 << 10, 1<<20 + 7} {
-		var a, b flushCounter
-		if err := Big(&a, size, a.flush); err != nil {
-			t.Fatal(err)
+// bigPage is the reference /big body of size bytes: BigBlocks end to end.
+func bigPage(size int) []byte {
+	var b []byte
+	for i := 0; len(b) < size; i++ {
+		b = append(b, BigBlock(i)...)
+	}
+	return b[:size]
+}
+
+func TestTrickle(t *testing.T) {
+	tests := []struct {
+		size  int64
+		chunk int
+	}{
+		{0, 1}, {1, 1}, {1000, 1}, {1000, 7}, {5000, 1024}, {32 << 10, BigFlush},
+		{100000, BigFlush}, {1<<20 + 7, BigFlush}, {1<<20 + 7, 4096}, {3000, 1 << 20},
+	}
+	defer func(max int) { maxCachedPage = max; resetPageCache() }(maxCachedPage)
+	for _, pass := range []struct {
+		name  string
+		cache int
+		reset bool
+	}{
+		{"cache filled", 64 << 20, true},
+		{"from the cache", 64 << 20, false},
+		{"past a small cache", 5000, true}, // cached head, generated rest
+	} {
+		maxCachedPage = pass.cache
+		if pass.reset {
+			resetPageCache()
 		}
-		Big(&b, size, b.flush)
-		if int64(a.Len()) != size {
-			t.Fatalf("size %d: wrote %d bytes", size, a.Len())
-		}
-		if !bytes.Equal(a.Bytes(), b.Bytes()) {
-			t.Fatalf("size %d: not deterministic", size)
-		}
-		if size >= 1<<20 {
-			if len(a.flushes) < 30 {
-				t.Errorf("size %d: %d flushes, want one per 32 KiB", size, len(a.flushes))
+		for _, tc := range tests {
+			var got flushCounter
+			if err := Trickle(&got, tc.size, tc.chunk, got.flush); err != nil {
+				t.Fatal(err)
 			}
-			// Matches throughout: in every 64 KiB window.
-			for off := 0; off+64<<10 <= a.Len(); off += 64 << 10 {
-				w := a.Bytes()[off : off+64<<10]
-				for _, m := range []string{OriginURL, OriginHost, Analytics, Brand} {
-					if !bytes.Contains(w, []byte(m)) {
-						t.Fatalf("no %q in window at %d", m, off)
-					}
+			if want := bigPage(int(tc.size)); !bytes.Equal(got.Bytes(), want) {
+				t.Fatalf("%s: size %d chunk %d: body differs from the BigBlocks (%d bytes, want %d)", pass.name, tc.size, tc.chunk, got.Len(), len(want))
+			}
+			if len(got.flushes) != int(tc.size)/tc.chunk {
+				t.Errorf("%s: size %d chunk %d: %d flushes, want %d", pass.name, tc.size, tc.chunk, len(got.flushes), int(tc.size)/tc.chunk)
+			}
+			for k, off := range got.flushes {
+				if off != (k+1)*tc.chunk {
+					t.Fatalf("%s: size %d chunk %d: flush %d at byte %d, want %d", pass.name, tc.size, tc.chunk, k, off, (k+1)*tc.chunk)
 				}
 			}
+		}
+		if len(pageCache.b) > pass.cache+len(BigBlock(0))*2 {
+			t.Errorf("%s: cache holds %d bytes, want at most %d and a block", pass.name, len(pageCache.b), pass.cache)
+		}
+	}
+}
+
+func resetPageCache() {
+	pageCache.Lock()
+	pageCache.b, pageCache.blocks = nil, 0
+	pageCache.Unlock()
+}
+
+func TestBig(t *testing.T) {
+	var a, b flushCounter
+	const size = 1<<20 + 7
+	if err := Big(&a, size, a.flush); err != nil {
+		t.Fatal(err)
+	}
+	Trickle(&b, size, BigFlush, b.flush)
+	if !bytes.Equal(a.Bytes(), b.Bytes()) || len(a.flushes) != len(b.flushes) {
+		t.Fatalf("Big is not Trickle with chunk %d", BigFlush)
+	}
+	// Matches throughout: in every 64 KiB window.
+	for off := 0; off+64<<10 <= a.Len(); off += 64 << 10 {
+		w := a.Bytes()[off : off+64<<10]
+		for _, m := range []string{OriginURL, OriginHost, Analytics, Brand} {
+			if !bytes.Contains(w, []byte(m)) {
+				t.Fatalf("no %q in window at %d", m, off)
+			}
+		}
+	}
+}
+
+// TestTrickleRouteChunks reads /trickle's raw chunked encoding: each flush
+// must reach the wire as a chunk of its own.
+func TestTrickleRouteChunks(t *testing.T) {
+	srv := httptest.NewServer(Handler())
+	defer srv.Close()
+	conn, err := net.Dial("tcp", srv.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	const size, chunk = 5000, 100
+	fmt.Fprintf(conn, "GET /trickle?size=%d&chunk=%d HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", size, chunk)
+	raw, err := io.ReadAll(conn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, body, ok := bytes.Cut(raw, []byte("\r\n\r\n"))
+	if !ok || !bytes.Contains(raw, []byte("Transfer-Encoding: chunked")) {
+		t.Fatalf("not a chunked response:\n%.300s", raw)
+	}
+	var sizes []int64
+	var page []byte
+	for {
+		line, rest, ok := bytes.Cut(body, []byte("\r\n"))
+		if !ok {
+			t.Fatalf("truncated chunk header after %d chunks", len(sizes))
+		}
+		n, err := strconv.ParseInt(string(line), 16, 64)
+		if err != nil || int64(len(rest)) < n+2 {
+			t.Fatalf("bad chunk header %q after %d chunks", line, len(sizes))
+		}
+		if n == 0 {
+			break
+		}
+		sizes = append(sizes, n)
+		page = append(page, rest[:n]...)
+		body = rest[n+2:]
+	}
+	if !bytes.Equal(page, bigPage(size)) {
+		t.Fatal("body differs from /big's")
+	}
+	if len(sizes) != size/chunk {
+		t.Fatalf("%d chunks, want %d: %v", len(sizes), size/chunk, sizes)
+	}
+	for i, n := range sizes {
+		if n != chunk {
+			t.Fatalf("chunk %d has %d bytes, want %d", i, n, chunk)
 		}
 	}
 }
