@@ -1,6 +1,7 @@
 # streamsub: build, demo, tests. Everything a fresh machine needs is installed
 # by these targets: Envoy into a project-local venv (.venv), Go tools into
-# .bin, protoc and wrk from Debian packages when missing.
+# .bin, protoc, wrk and nginx (with its substitutions filter module) from
+# Debian packages when missing.
 
 SHELL := /bin/bash
 ENVOY_VERSION := 1.40.0
@@ -15,7 +16,7 @@ ENVOY_BIN ?= $(shell command -v envoy 2>/dev/null || echo $(VENV)/bin/envoy)
 export ENVOY_BIN
 export PATH := $(BIN):$(PATH)
 
-.PHONY: all build envoy tools wrk demo test vet unit fuzz e2e proto bench load apply-ratio clean
+.PHONY: all build envoy tools wrk nginx demo test vet unit fuzz e2e proto bench load apply-ratio clean
 
 all: build
 
@@ -78,8 +79,16 @@ apply-ratio:
 wrk:
 	@command -v wrk >/dev/null || { apt-get update -qq && apt-get install -y -qq wrk; }
 
-load: build envoy wrk
-	bash scripts/load.sh
+# nginx and its substitutions filter module (subs_filter) come from Debian's
+# packages: the comparison targets of `make load`.
+nginx:
+	@{ command -v nginx >/dev/null && [ -e /usr/lib/nginx/modules/ngx_http_subs_filter_module.so ]; } || \
+	  { apt-get update -qq && apt-get install -y -qq nginx libnginx-mod-http-subs-filter; }
+
+# The through-proxy benchmark: Envoy, Envoy + streamsub, nginx sub_filter and
+# subs_filter, interleaved (BENCHMARKS.md "Through Envoy"; knobs in the script).
+load: build envoy wrk nginx
+	GO=$(GO) bash scripts/load.sh
 
 clean:
 	rm -rf bin bench.txt

@@ -7,6 +7,8 @@
 # Environment: STREAMSUB_BIN (default bin/streamsub), ENVOY_BIN (default:
 # envoy on PATH, else .venv/bin/envoy), STREAMSUB_CONFIG (default
 # examples/streamsub.yaml), DEMO_LOGS (log directory, default a new temp dir).
+# Each process's log is DEMO_LOGS/NAME.log and its pid DEMO_LOGS/NAME.pid
+# (NAME: origin, streamsub, envoy).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -43,6 +45,7 @@ start() { # start NAME CMD...: run in the background, output to $LOGS/NAME.log
 	local name=$1
 	shift
 	"$@" >"$LOGS/$name.log" 2>&1 &
+	echo "$!" >"$LOGS/$name.pid"
 	pids+=("$!")
 	names+=("$name")
 }
