@@ -31,8 +31,8 @@ type Params struct {
 	ContentTypes []string
 	// Origin is the upstream host:port.
 	Origin string
-	// SubListen and SubsListen are the addresses of the sub_filter and
-	// subs_filter servers (host:port, loopback).
+	// SubListen and SubsListen are where the sub_filter and subs_filter
+	// servers listen: a loopback host:port, or unix:PATH.
 	SubListen, SubsListen string
 	// Dir holds the pid file, the logs and nginx's temp directories.
 	Dir string

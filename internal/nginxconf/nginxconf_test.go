@@ -2,6 +2,7 @@ package nginxconf
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"net"
@@ -155,8 +156,10 @@ func TestNginxRewritesLikeStreamsub(t *testing.T) {
 	dir := t.TempDir()
 	p := Params{
 		Source: "test", RuleSet: "test", Rules: rules, ContentTypes: []string{"text/html", "text/css"},
-		Origin: origin.Listener.Addr().String(), SubListen: freeAddr(t), SubsListen: freeAddr(t),
-		Dir: dir, SubsModule: module, Workers: 1,
+		// Unix sockets: no free port to find.
+		Origin: origin.Listener.Addr().String(), SubListen: "unix:" + filepath.Join(dir, "sub.sock"),
+		SubsListen: "unix:" + filepath.Join(dir, "subs.sock"),
+		Dir:        dir, SubsModule: module, Workers: 1,
 	}
 	var conf bytes.Buffer
 	if err := Write(&conf, p); err != nil {
@@ -183,12 +186,18 @@ func TestNginxRewritesLikeStreamsub(t *testing.T) {
 	if want == page.String() {
 		t.Fatal("the page has no match")
 	}
-	for _, addr := range []string{p.SubListen, p.SubsListen} {
-		waitListening(t, addr, exited, dir)
+	for _, listen := range []string{p.SubListen, p.SubsListen} {
+		sock := strings.TrimPrefix(listen, "unix:")
+		waitListening(t, sock, exited, dir)
+		client := &http.Client{Transport: &http.Transport{
+			DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+				return (&net.Dialer{}).DialContext(ctx, "unix", sock)
+			},
+		}}
 		for _, tc := range []struct{ path, want string }{
 			{"/html", want}, {"/css", want}, {"/plain", page.String()},
 		} {
-			resp, err := http.Get("http://" + addr + tc.path)
+			resp, err := client.Get("http://nginx" + tc.path)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -198,28 +207,18 @@ func TestNginxRewritesLikeStreamsub(t *testing.T) {
 				t.Fatal(err)
 			}
 			if string(got) != tc.want {
-				t.Errorf("%s%s: body differs from the expected one (%d bytes, want %d):\n%.300s", addr, tc.path, len(got), len(tc.want), got)
+				t.Errorf("%s %s: body differs from the expected one (%d bytes, want %d):\n%.300s", listen, tc.path, len(got), len(tc.want), got)
 			}
 		}
 	}
 }
 
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
-}
-
-// waitListening waits until nginx accepts connections on addr, or fails
-// the test with nginx's error log if it exits first.
-func waitListening(t *testing.T, addr string, exited chan error, dir string) {
+// waitListening waits until nginx accepts connections on the socket, or
+// fails the test with nginx's error log if it exits first.
+func waitListening(t *testing.T, sock string, exited chan error, dir string) {
 	t.Helper()
 	for range 100 {
-		if c, err := net.Dial("tcp", addr); err == nil {
+		if c, err := net.Dial("unix", sock); err == nil {
 			c.Close()
 			return
 		}
@@ -231,5 +230,5 @@ func waitListening(t *testing.T, addr string, exited chan error, dir string) {
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
-	t.Fatalf("nginx is not listening on %s after 5s", addr)
+	t.Fatalf("nginx is not listening on %s after 5s", sock)
 }
