@@ -51,6 +51,7 @@ type Stream struct {
 	emitted     int64
 	chunkEnd    int64  // body offset of the end of the chunk being written
 	fired       []bool // once rules that have replaced a match
+	perRule     []int  // replacements by rule (RuleReplacements)
 	numFired    int
 	passthrough bool // copy the rest unchanged: overflow, or all once rules fired
 	closed      bool
@@ -78,6 +79,7 @@ func (rs *RuleSet) NewStream() *Stream {
 		fired: make([]bool, len(rs.rules)),
 		fast:  rs.newFastStream(),
 	}
+	st.perRule = make([]int, len(rs.rules))
 	st.Reset()
 	return st
 }
@@ -88,6 +90,7 @@ func (st *Stream) Reset() {
 	st.base = 0
 	st.emitted = 0
 	clear(st.fired)
+	clear(st.perRule)
 	st.numFired = 0
 	st.passthrough = len(st.rs.rules) == 0
 	st.closed = false
@@ -148,6 +151,12 @@ func (st *Stream) Stats() StreamStats {
 	s.Buffered = len(st.buf) - int(st.emitted-st.base)
 	return s
 }
+
+// RuleReplacements returns how many matches each rule has replaced so
+// far, indexed as the rules given to Compile; they add up to
+// Stats().Replacements. The slice belongs to st: read it, do not keep it
+// past the next Write, Close or Reset.
+func (st *Stream) RuleReplacements() []int { return st.perRule }
 
 // run drives the engine over the held bytes until it needs more input
 // (or, with eof, until the body is done), writing out what is final.
@@ -234,6 +243,7 @@ func (st *Stream) replacement(dst, hay []byte, n int, r nfa.RuleID, before int, 
 	}
 	dst = t.expand(dst, text, slots)
 	st.stats.Replacements++
+	st.perRule[r]++
 	if once {
 		st.fired[r] = true
 		st.numFired++

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"regexp/syntax"
+	"slices"
 	"strings"
 	"testing"
 
@@ -181,6 +182,13 @@ func checkStreamCase(t *testing.T, rng *rand.Rand, rs *RuleSet, tc streamCase, e
 		if stats.Overflowed || stats.Buffered != 0 {
 			t.Errorf("%s: stats after Close %+v", name, stats)
 		}
+		sum := 0
+		for _, n := range st.RuleReplacements() {
+			sum += n
+		}
+		if sum != stats.Replacements {
+			t.Errorf("%s: RuleReplacements %v add up to %d, Replacements = %d", name, st.RuleReplacements(), sum, stats.Replacements)
+		}
 	}
 	check("whole", rs.NewStream(), [][]byte{body})
 	reused := rs.NewStream()
@@ -212,14 +220,38 @@ func rulesString(rules []Rule) string {
 	return strings.Join(parts, ",")
 }
 
+// TestReplacementsCount checks the counts of Stats and RuleReplacements on
+// both engines, whole and byte by byte, and after Reset.
 func TestReplacementsCount(t *testing.T) {
-	rs, err := Compile([]Rule{{Pattern: "ab", Replace: "X", Once: true}, re("b", "Y")}, Options{})
-	if err != nil {
-		t.Fatal(err)
+	tests := []struct {
+		rules   []Rule
+		body    string
+		perRule []int
+	}{
+		// X, then "ab" shadowed by the fired once rule (not counted), then Y.
+		{[]Rule{{Pattern: "ab", Replace: "X", Once: true}, re("b", "Y")}, "ababb", []int{1, 1}},
+		{[]Rule{re("a", "1"), re("b", "2"), re("c", "3")}, "abcbcc", []int{1, 2, 3}},
+		{[]Rule{re("a", "1"), re("ab", "2")}, "ab ab", []int{2, 0}}, // the earlier rule wins
+		{[]Rule{re("x*", "-")}, "ab", []int{3}},
+		{[]Rule{re("a", "1")}, "", []int{0}},
 	}
-	_, stats := rewrite(t, rs.NewStream(), [][]byte{[]byte("ababb")})
-	if stats.Replacements != 2 { // X, then "ab" shadowed (not counted), then Y
-		t.Errorf("Replacements = %d, want 2", stats.Replacements)
+	for _, tc := range tests {
+		forEachEngine(t, tc.rules, Options{}, func(rs *RuleSet, exact bool) {
+			st := rs.NewStream()
+			for _, chunks := range [][][]byte{{[]byte(tc.body)}, cutEvery([]byte(tc.body), 1)} {
+				st.Reset()
+				_, stats := rewrite(t, st, chunks)
+				got := st.RuleReplacements()
+				total := 0
+				for _, n := range tc.perRule {
+					total += n
+				}
+				if !slices.Equal(got, tc.perRule) || stats.Replacements != total {
+					t.Errorf("%s on %q in %d chunk(s) (exact only: %v): per rule %v, total %d; want %v, %d",
+						rulesString(tc.rules), tc.body, len(chunks), exact, got, stats.Replacements, tc.perRule, total)
+				}
+			}
+		})
 	}
 }
 
