@@ -50,6 +50,21 @@ type Config struct {
 	// streamsub_dfa_cache_gave_up_total). 0 means the default, 2097152;
 	// otherwise between 4096 and 268435456 (256 MiB).
 	DfaCacheBytes int64 `protobuf:"varint,5,opt,name=dfa_cache_bytes,json=dfaCacheBytes,proto3" json:"dfa_cache_bytes,omitempty"`
+	// Shadow rule sets: maps the name of a live rule set to the name of the
+	// rule set that runs beside it, on the same body bytes, for a sample of
+	// the responses the live one is chosen for (shadow_sample). The shadow
+	// changes nothing the client receives and never fails a request;
+	// streamsub counts what it replaces, rule by rule, and the bodies whose
+	// output it would change (streamsub_shadow_* metrics). A body is
+	// streamed when either rule set rewrites its content type; when only the
+	// shadow does, the live rule set passes it through unchanged. A shadow
+	// differs from its live rule set; its own shadow, if it has one, does
+	// not run.
+	Shadows map[string]string `protobuf:"bytes,10,rep,name=shadows,proto3" json:"shadows,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	// Fraction of the responses of a live rule set with a shadow that the
+	// shadow also processes, from 0 (none) to 1 (all); unset means 1. The
+	// sample is deterministic: every 1/shadow_sample-th such response.
+	ShadowSample  *float64 `protobuf:"fixed64,11,opt,name=shadow_sample,json=shadowSample,proto3,oneof" json:"shadow_sample,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -119,6 +134,20 @@ func (x *Config) GetDfaCacheBytes() int64 {
 	return 0
 }
 
+func (x *Config) GetShadows() map[string]string {
+	if x != nil {
+		return x.Shadows
+	}
+	return nil
+}
+
+func (x *Config) GetShadowSample() float64 {
+	if x != nil && x.ShadowSample != nil {
+		return *x.ShadowSample
+	}
+	return 0
+}
+
 // RuleSet is an ordered list of find-and-replace rules applied together in
 // one pass (leftmost-first, earlier rule wins at the same start).
 type RuleSet struct {
@@ -139,8 +168,13 @@ type RuleSet struct {
 	// removed). When unset: true only if the set extends others and all of
 	// them keep it.
 	KeepLastModified *bool `protobuf:"varint,5,opt,name=keep_last_modified,json=keepLastModified,proto3,oneof" json:"keep_last_modified,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// Self-tests: `streamsub check` runs them, and `serve` refuses a file in
+	// which one fails, at start and at reload. A test belongs to the rule set
+	// it is written in (after extends); rule sets that extend this one do not
+	// inherit it.
+	Tests         []*RuleTest `protobuf:"bytes,10,rep,name=tests,proto3" json:"tests,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *RuleSet) Reset() {
@@ -208,6 +242,105 @@ func (x *RuleSet) GetKeepLastModified() bool {
 	return false
 }
 
+func (x *RuleSet) GetTests() []*RuleTest {
+	if x != nil {
+		return x.Tests
+	}
+	return nil
+}
+
+// RuleTest is one self-test of a rule set: a response body in and the body
+// expected out. The input runs through the rule set's streaming rewriter
+// whole, byte by byte, in chunks of 2, 3, 7 and 64 bytes and in two seeded
+// random cuts; each must give the expected output. Exactly one of output
+// and unchanged. Bodies are text: YAML escapes ("\t", "\u00e9") work,
+// bytes that are not UTF-8 cannot be written.
+type RuleTest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Unique within the rule set, not empty; names the test in failures.
+	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// The response body.
+	Input string `protobuf:"bytes,2,opt,name=input,proto3" json:"input,omitempty"`
+	// The body expected.
+	Output *string `protobuf:"bytes,3,opt,name=output,proto3,oneof" json:"output,omitempty"`
+	// Expect the input back unchanged.
+	Unchanged bool `protobuf:"varint,4,opt,name=unchanged,proto3" json:"unchanged,omitempty"`
+	// The response's content-type header value (parameters allowed, as in
+	// "text/html; charset=utf-8"). Unset: a content type the rule set
+	// rewrites. A body of a content type the rule set does not rewrite
+	// passes through unchanged, so such a test passes only when it expects
+	// that. (Once rule sets rewrite response headers, the headers a test
+	// gives and expects come after this field.)
+	ContentType   string `protobuf:"bytes,5,opt,name=content_type,json=contentType,proto3" json:"content_type,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RuleTest) Reset() {
+	*x = RuleTest{}
+	mi := &file_streamsub_config_v1_config_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RuleTest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RuleTest) ProtoMessage() {}
+
+func (x *RuleTest) ProtoReflect() protoreflect.Message {
+	mi := &file_streamsub_config_v1_config_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RuleTest.ProtoReflect.Descriptor instead.
+func (*RuleTest) Descriptor() ([]byte, []int) {
+	return file_streamsub_config_v1_config_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *RuleTest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *RuleTest) GetInput() string {
+	if x != nil {
+		return x.Input
+	}
+	return ""
+}
+
+func (x *RuleTest) GetOutput() string {
+	if x != nil && x.Output != nil {
+		return *x.Output
+	}
+	return ""
+}
+
+func (x *RuleTest) GetUnchanged() bool {
+	if x != nil {
+		return x.Unchanged
+	}
+	return false
+}
+
+func (x *RuleTest) GetContentType() string {
+	if x != nil {
+		return x.ContentType
+	}
+	return ""
+}
+
 // Rule is one find-and-replace rule. Exactly one of regex and literal is set.
 type Rule struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -231,7 +364,7 @@ type Rule struct {
 
 func (x *Rule) Reset() {
 	*x = Rule{}
-	mi := &file_streamsub_config_v1_config_proto_msgTypes[2]
+	mi := &file_streamsub_config_v1_config_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -243,7 +376,7 @@ func (x *Rule) String() string {
 func (*Rule) ProtoMessage() {}
 
 func (x *Rule) ProtoReflect() protoreflect.Message {
-	mi := &file_streamsub_config_v1_config_proto_msgTypes[2]
+	mi := &file_streamsub_config_v1_config_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -256,7 +389,7 @@ func (x *Rule) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Rule.ProtoReflect.Descriptor instead.
 func (*Rule) Descriptor() ([]byte, []int) {
-	return file_streamsub_config_v1_config_proto_rawDescGZIP(), []int{2}
+	return file_streamsub_config_v1_config_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *Rule) GetName() string {
@@ -314,7 +447,7 @@ type HeaderFilter struct {
 
 func (x *HeaderFilter) Reset() {
 	*x = HeaderFilter{}
-	mi := &file_streamsub_config_v1_config_proto_msgTypes[3]
+	mi := &file_streamsub_config_v1_config_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -326,7 +459,7 @@ func (x *HeaderFilter) String() string {
 func (*HeaderFilter) ProtoMessage() {}
 
 func (x *HeaderFilter) ProtoReflect() protoreflect.Message {
-	mi := &file_streamsub_config_v1_config_proto_msgTypes[3]
+	mi := &file_streamsub_config_v1_config_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -339,7 +472,7 @@ func (x *HeaderFilter) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HeaderFilter.ProtoReflect.Descriptor instead.
 func (*HeaderFilter) Descriptor() ([]byte, []int) {
-	return file_streamsub_config_v1_config_proto_rawDescGZIP(), []int{3}
+	return file_streamsub_config_v1_config_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *HeaderFilter) GetRequest() *HeaderList {
@@ -369,7 +502,7 @@ type HeaderList struct {
 
 func (x *HeaderList) Reset() {
 	*x = HeaderList{}
-	mi := &file_streamsub_config_v1_config_proto_msgTypes[4]
+	mi := &file_streamsub_config_v1_config_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -381,7 +514,7 @@ func (x *HeaderList) String() string {
 func (*HeaderList) ProtoMessage() {}
 
 func (x *HeaderList) ProtoReflect() protoreflect.Message {
-	mi := &file_streamsub_config_v1_config_proto_msgTypes[4]
+	mi := &file_streamsub_config_v1_config_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -394,7 +527,7 @@ func (x *HeaderList) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HeaderList.ProtoReflect.Descriptor instead.
 func (*HeaderList) Descriptor() ([]byte, []int) {
-	return file_streamsub_config_v1_config_proto_rawDescGZIP(), []int{4}
+	return file_streamsub_config_v1_config_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *HeaderList) GetRemove() []string {
@@ -415,24 +548,40 @@ var File_streamsub_config_v1_config_proto protoreflect.FileDescriptor
 
 const file_streamsub_config_v1_config_proto_rawDesc = "" +
 	"\n" +
-	" streamsub/config/v1/config.proto\x12\x13streamsub.config.v1\"\xd9\x02\n" +
+	" streamsub/config/v1/config.proto\x12\x13streamsub.config.v1\"\x95\x04\n" +
 	"\x06Config\x129\n" +
 	"\trule_sets\x18\x01 \x03(\v2\x1c.streamsub.config.v1.RuleSetR\bruleSets\x12<\n" +
 	"\x05hosts\x18\x02 \x03(\v2&.streamsub.config.v1.Config.HostsEntryR\x05hosts\x12F\n" +
 	"\rheader_filter\x18\x03 \x01(\v2!.streamsub.config.v1.HeaderFilterR\fheaderFilter\x12,\n" +
 	"\x12max_buffered_bytes\x18\x04 \x01(\x03R\x10maxBufferedBytes\x12&\n" +
-	"\x0fdfa_cache_bytes\x18\x05 \x01(\x03R\rdfaCacheBytes\x1a8\n" +
+	"\x0fdfa_cache_bytes\x18\x05 \x01(\x03R\rdfaCacheBytes\x12B\n" +
+	"\ashadows\x18\n" +
+	" \x03(\v2(.streamsub.config.v1.Config.ShadowsEntryR\ashadows\x12(\n" +
+	"\rshadow_sample\x18\v \x01(\x01H\x00R\fshadowSample\x88\x01\x01\x1a8\n" +
 	"\n" +
 	"HostsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xd7\x01\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1a:\n" +
+	"\fShadowsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B\x10\n" +
+	"\x0e_shadow_sample\"\x8c\x02\n" +
 	"\aRuleSet\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12/\n" +
 	"\x05rules\x18\x02 \x03(\v2\x19.streamsub.config.v1.RuleR\x05rules\x12#\n" +
 	"\rcontent_types\x18\x03 \x03(\tR\fcontentTypes\x12\x18\n" +
 	"\aextends\x18\x04 \x03(\tR\aextends\x121\n" +
-	"\x12keep_last_modified\x18\x05 \x01(\bH\x00R\x10keepLastModified\x88\x01\x01B\x15\n" +
-	"\x13_keep_last_modified\"\xb9\x01\n" +
+	"\x12keep_last_modified\x18\x05 \x01(\bH\x00R\x10keepLastModified\x88\x01\x01\x123\n" +
+	"\x05tests\x18\n" +
+	" \x03(\v2\x1d.streamsub.config.v1.RuleTestR\x05testsB\x15\n" +
+	"\x13_keep_last_modified\"\x9d\x01\n" +
+	"\bRuleTest\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
+	"\x05input\x18\x02 \x01(\tR\x05input\x12\x1b\n" +
+	"\x06output\x18\x03 \x01(\tH\x00R\x06output\x88\x01\x01\x12\x1c\n" +
+	"\tunchanged\x18\x04 \x01(\bR\tunchanged\x12!\n" +
+	"\fcontent_type\x18\x05 \x01(\tR\vcontentTypeB\t\n" +
+	"\a_output\"\xb9\x01\n" +
 	"\x04Rule\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x19\n" +
 	"\x05regex\x18\x02 \x01(\tH\x00R\x05regex\x88\x01\x01\x12\x1d\n" +
@@ -464,27 +613,31 @@ func file_streamsub_config_v1_config_proto_rawDescGZIP() []byte {
 	return file_streamsub_config_v1_config_proto_rawDescData
 }
 
-var file_streamsub_config_v1_config_proto_msgTypes = make([]protoimpl.MessageInfo, 6)
+var file_streamsub_config_v1_config_proto_msgTypes = make([]protoimpl.MessageInfo, 8)
 var file_streamsub_config_v1_config_proto_goTypes = []any{
 	(*Config)(nil),       // 0: streamsub.config.v1.Config
 	(*RuleSet)(nil),      // 1: streamsub.config.v1.RuleSet
-	(*Rule)(nil),         // 2: streamsub.config.v1.Rule
-	(*HeaderFilter)(nil), // 3: streamsub.config.v1.HeaderFilter
-	(*HeaderList)(nil),   // 4: streamsub.config.v1.HeaderList
-	nil,                  // 5: streamsub.config.v1.Config.HostsEntry
+	(*RuleTest)(nil),     // 2: streamsub.config.v1.RuleTest
+	(*Rule)(nil),         // 3: streamsub.config.v1.Rule
+	(*HeaderFilter)(nil), // 4: streamsub.config.v1.HeaderFilter
+	(*HeaderList)(nil),   // 5: streamsub.config.v1.HeaderList
+	nil,                  // 6: streamsub.config.v1.Config.HostsEntry
+	nil,                  // 7: streamsub.config.v1.Config.ShadowsEntry
 }
 var file_streamsub_config_v1_config_proto_depIdxs = []int32{
 	1, // 0: streamsub.config.v1.Config.rule_sets:type_name -> streamsub.config.v1.RuleSet
-	5, // 1: streamsub.config.v1.Config.hosts:type_name -> streamsub.config.v1.Config.HostsEntry
-	3, // 2: streamsub.config.v1.Config.header_filter:type_name -> streamsub.config.v1.HeaderFilter
-	2, // 3: streamsub.config.v1.RuleSet.rules:type_name -> streamsub.config.v1.Rule
-	4, // 4: streamsub.config.v1.HeaderFilter.request:type_name -> streamsub.config.v1.HeaderList
-	4, // 5: streamsub.config.v1.HeaderFilter.response:type_name -> streamsub.config.v1.HeaderList
-	6, // [6:6] is the sub-list for method output_type
-	6, // [6:6] is the sub-list for method input_type
-	6, // [6:6] is the sub-list for extension type_name
-	6, // [6:6] is the sub-list for extension extendee
-	0, // [0:6] is the sub-list for field type_name
+	6, // 1: streamsub.config.v1.Config.hosts:type_name -> streamsub.config.v1.Config.HostsEntry
+	4, // 2: streamsub.config.v1.Config.header_filter:type_name -> streamsub.config.v1.HeaderFilter
+	7, // 3: streamsub.config.v1.Config.shadows:type_name -> streamsub.config.v1.Config.ShadowsEntry
+	3, // 4: streamsub.config.v1.RuleSet.rules:type_name -> streamsub.config.v1.Rule
+	2, // 5: streamsub.config.v1.RuleSet.tests:type_name -> streamsub.config.v1.RuleTest
+	5, // 6: streamsub.config.v1.HeaderFilter.request:type_name -> streamsub.config.v1.HeaderList
+	5, // 7: streamsub.config.v1.HeaderFilter.response:type_name -> streamsub.config.v1.HeaderList
+	8, // [8:8] is the sub-list for method output_type
+	8, // [8:8] is the sub-list for method input_type
+	8, // [8:8] is the sub-list for extension type_name
+	8, // [8:8] is the sub-list for extension extendee
+	0, // [0:8] is the sub-list for field type_name
 }
 
 func init() { file_streamsub_config_v1_config_proto_init() }
@@ -492,15 +645,17 @@ func file_streamsub_config_v1_config_proto_init() {
 	if File_streamsub_config_v1_config_proto != nil {
 		return
 	}
+	file_streamsub_config_v1_config_proto_msgTypes[0].OneofWrappers = []any{}
 	file_streamsub_config_v1_config_proto_msgTypes[1].OneofWrappers = []any{}
 	file_streamsub_config_v1_config_proto_msgTypes[2].OneofWrappers = []any{}
+	file_streamsub_config_v1_config_proto_msgTypes[3].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_streamsub_config_v1_config_proto_rawDesc), len(file_streamsub_config_v1_config_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   6,
+			NumMessages:   8,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
