@@ -33,6 +33,12 @@ type Config struct {
 	// host strictly below suffix) or "*" (every other host), in lower case
 	// without a trailing dot; nil for none. Read-only.
 	Hosts map[string]string
+	// Shadows maps the name of a live rule set to the name of its shadow
+	// rule set (see Shadow); nil for none. Read-only.
+	Shadows map[string]string
+	// ShadowSample is the fraction of a live rule set's responses that its
+	// shadow also processes, in (0, 1]; New turns 0 into 1.
+	ShadowSample float64
 
 	byName    map[string]*RuleSet
 	exact     map[string]*RuleSet // host → rule set
@@ -46,7 +52,8 @@ type Config struct {
 //
 // c must have at least one rule set; each needs a unique non-empty name and
 // at least one content type; every Hosts key must be a normalised pattern
-// naming one of the rule sets. A rule that does not compile is reported as
+// naming one of the rule sets; every Shadows key and value must name a rule
+// set, a key not its own value. A rule that does not compile is reported as
 // a *matcher.RuleError with Set filled in, and Index its position in Rules.
 // Every problem found is returned, joined with errors.Join.
 func New(c Config) (*Config, error) {
@@ -87,6 +94,7 @@ func New(c Config) (*Config, error) {
 			errs = append(errs, fmt.Errorf("hosts[%q]: unknown rule set %q", pattern, name))
 		}
 	}
+	errs = append(errs, c.checkShadows()...)
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}

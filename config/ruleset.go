@@ -32,6 +32,9 @@ type RuleSet struct {
 	// Extends lists the rule sets this one extends, as written; it is only
 	// descriptive (Rules holds the inherited rules).
 	Extends []string
+	// Tests counts the self-tests the file gives this rule set, all of
+	// which passed when it was loaded (config/load); descriptive.
+	Tests int
 }
 
 // AcceptsContentType reports whether the rule set rewrites a response with

@@ -5,8 +5,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/streamsub/streamsub/config"
@@ -68,23 +69,31 @@ func writeSummary(w io.Writer, cfg *config.Config) {
 		if rs.KeepLastModified {
 			fmt.Fprint(w, "  keeps last-modified")
 		}
+		if rs.Tests > 0 {
+			fmt.Fprintf(w, "  %d test(s) passed", rs.Tests)
+		}
 		fmt.Fprintln(w)
 	}
 	if len(cfg.Hosts) == 0 {
 		fmt.Fprintf(w, "  hosts: none (every host gets %q)\n", cfg.RuleSets[0].Name)
 	} else {
-		patterns := make([]string, 0, len(cfg.Hosts))
-		for p := range cfg.Hosts {
-			patterns = append(patterns, p)
-		}
-		sort.Strings(patterns)
-		for i, p := range patterns {
-			patterns[i] = p + " → " + cfg.Hosts[p]
-		}
-		fmt.Fprintf(w, "  hosts: %s\n", strings.Join(patterns, ", "))
+		fmt.Fprintf(w, "  hosts: %s\n", arrows(cfg.Hosts))
+	}
+	if len(cfg.Shadows) > 0 {
+		fmt.Fprintf(w, "  shadows: %s (sample %v)\n", arrows(cfg.Shadows), cfg.ShadowSample)
 	}
 	fmt.Fprintf(w, "  header filter: request %s; response %s\n",
 		presence(cfg.RequestHeaders != nil), presence(cfg.ResponseHeaders != nil))
+}
+
+// arrows lists a map's entries in key order, "key → value", separated by
+// commas.
+func arrows(m map[string]string) string {
+	entries := make([]string, 0, len(m))
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		entries = append(entries, k+" → "+m[k])
+	}
+	return strings.Join(entries, ", ")
 }
 
 func presence(set bool) string {

@@ -13,11 +13,17 @@ func TestCheck(t *testing.T) {
     extends: [clone]
     content_types: ["*"]
     rules: [{literal: a, replace: b}]
+    tests:
+      - {name: both rules, input: 'a UA-12345-1', output: 'b UA-99999-9'}
+      - {name: any type, content_type: image/png, input: 'a', output: 'b'}
 hosts: {"*.example": more}
+shadows: {clone: more}
 header_filter: {request: {remove: [x-debug]}}
 max_buffered_bytes: 16
 `)
 	bad := writeFile(t, "bad.yaml", "rule_sets:\n  - name: s\n    rules:\n      - {literal: a, regx: b}\n")
+	failing := writeFile(t, "failing.yaml", "rule_sets:\n  - name: s\n    rules: [{literal: a, replace: b}]\n"+
+		"    tests:\n      - {name: passes, input: xa, output: xb}\n      - {name: typo, input: xaxa, output: xbxa}\n")
 	tests := []struct {
 		name      string
 		args      []string
@@ -28,12 +34,19 @@ max_buffered_bytes: 16
 		{"valid", []string{"-config", good}, 0, []string{
 			good + ": ok: 4 rule set(s), 9 rule(s) after extends, max_buffered_bytes 16\n",
 			"  clone       3 rule(s)  content types text/html\n",
-			"  more        4 rule(s)  extends clone  content types *\n",
+			"  more        4 rule(s)  extends clone  content types *  2 test(s) passed\n",
 			"  hosts: *.example → more\n",
+			"  shadows: clone → more (sample 1)\n",
 			"  header filter: request yes; response none\n",
 		}, ""},
 		{"rejected", []string{"-config", bad}, 2, nil,
 			bad + ":4:22: rule_sets[0].rules[0].regx: unknown field (known: name, regex, literal, replace, once, ignore_case)"},
+		{"failing test", []string{"-config", failing}, 2, nil,
+			failing + ":6:9: rule set \"s\": test \"typo\": output differs; first difference at offset 3:\n" +
+				`  want: "xbxa"` + "\n" +
+				`  got:  "xbxb"` + "\n" +
+				strings.Repeat(" ", 12) + "^\n" +
+				"streamsub check: " + failing + ": configuration rejected\n"},
 		{"missing file", []string{"-config", filepath.Join(t.TempDir(), "nope.yaml")}, 1, nil, "no such file or directory"},
 		{"no -config", nil, 2, nil, "want exactly -config FILE"},
 		{"extra argument", []string{"-config", good, "x"}, 2, nil, "want exactly -config FILE"},

@@ -48,12 +48,15 @@ type errorList struct {
 	extra  int // problems beyond maxErrors
 }
 
-func (l *errorList) add(err error) {
+func (l *errorList) add(err error) { l.addAt(position{}, err) }
+
+// addAt adds a problem found at p (zero: where is not known).
+func (l *errorList) addAt(p position, err error) {
 	if len(l.errs) == maxErrors {
 		l.extra++
 		return
 	}
-	l.errs = append(l.errs, &Error{Source: l.source, Err: err})
+	l.errs = append(l.errs, &Error{Source: l.source, Line: p.line, Column: p.column, Err: err})
 }
 
 func (l *errorList) err() error {

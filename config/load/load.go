@@ -22,7 +22,7 @@ func File(path string) (*config.Config, error) {
 
 // parse is File for a file's content; source names it in errors.
 func parse(data []byte, source string) (*config.Config, error) {
-	js, err := yamlToJSON(data, (&configv1.Config{}).ProtoReflect().Descriptor(), source)
+	js, pos, err := yamlToJSON(data, (&configv1.Config{}).ProtoReflect().Descriptor(), source)
 	if err != nil {
 		return nil, err
 	}
@@ -30,5 +30,5 @@ func parse(data []byte, source string) (*config.Config, error) {
 	if err := (protojson.UnmarshalOptions{DiscardUnknown: false}).Unmarshal(js, &pb); err != nil {
 		return nil, &Error{Source: source, Err: err}
 	}
-	return build(&pb, source)
+	return build(&pb, source, pos)
 }

@@ -64,6 +64,31 @@ func TestBadConfigs(t *testing.T) {
 		{"negative_max_buffered_bytes.yaml", `: max_buffered_bytes: must not be negative, got -1`},
 		{"small_dfa_cache_bytes.yaml", `: dfa_cache_bytes: want 0 (default 2097152) or 4096..268435456, got 1024`},
 		{"negative_dfa_cache_bytes.yaml", `: dfa_cache_bytes: want 0 (default 2097152) or 4096..268435456, got -4096`},
+		// Self-tests: where each is written, and what failed.
+		{"test_fails.yaml", `:7:9: rule set "standard": test "typo": output differs; first difference at offset 31:` + "\n" +
+			`  want: "<a href=\"https://clone.example.com/x\">home</a>"` + "\n" +
+			`  got:  "<a href=\"https://clone.example.net/x\">home</a>"` + "\n" +
+			strings.Repeat(" ", 41) + "^"},
+		{"test_cap_overflow.yaml", `:6:9: rule set "comments": test "long comment": output differs in 1-byte chunks and 5 other chunking(s) ` +
+			`(the hold-back cap, max_buffered_bytes, overflowed: the rest of the body passed through unchanged); first difference at offset 1:` + "\n" +
+			`  want: "ab"` + "\n" +
+			`  got:  "a<!-- a comment longer than the c"…` + "\n" +
+			strings.Repeat(" ", 10) + "^"},
+		{"test_content_type_not_rewritten.yaml", `:6:9: rule set "standard": test "image": output differs ` +
+			`(content type "image/svg+xml" is not rewritten by this rule set: the body passes through unchanged); first difference at offset 0:` + "\n" +
+			`  want: "clone.example.net"` + "\n" +
+			`  got:  "www.example.com"` + "\n" +
+			strings.Repeat(" ", 9) + "^"},
+		{"test_no_expectation.yaml", `:6:9: rule set "standard": test "forgot": neither output nor unchanged: true is set; want exactly one`},
+		{"test_output_and_unchanged.yaml", `:6:9: rule set "standard": test "both": both output and unchanged: true are set; want exactly one`},
+		{"test_duplicate_name.yaml", `:7:9: rule set "standard": test "t": duplicate test name (also tests[0])`},
+		{"test_empty_name.yaml", `:6:9: rule set "standard": tests[0]: empty name`},
+		{"test_bad_content_type.yaml", `:6:9: rule set "standard": test "t": content_type "text/": mime: expected token after slash`},
+		// Shadows.
+		{"shadow_unknown.yaml", `: shadows["standard"]: unknown rule set "standard-v2"`},
+		{"shadow_itself.yaml", `: shadows["standard"]: a rule set cannot shadow itself`},
+		{"shadow_sample_range.yaml", `: shadow_sample: want a fraction from 0 to 1, got 1.5`},
+		{"shadow_sample_not_a_number.yaml", `:4:16: shadow_sample: want a number, got "half"`},
 	}
 	covered := map[string]bool{"good.yaml": true, "several_problems.yaml": true}
 	for _, tc := range tests {
@@ -472,6 +497,14 @@ func FuzzConfig(f *testing.F) {
 				if r.Literal && r.Pattern == "" {
 					t.Fatalf("rule set %q: rule %d: empty literal accepted", rs.Name, i)
 				}
+			}
+		}
+		if !(cfg.ShadowSample > 0 && cfg.ShadowSample <= 1) {
+			t.Fatalf("ShadowSample = %v", cfg.ShadowSample)
+		}
+		for live, shadow := range cfg.Shadows {
+			if rs := cfg.RuleSet(live); rs == nil || cfg.Shadow(rs) == nil || cfg.Shadow(rs).Name != shadow || shadow == live {
+				t.Fatalf("shadows[%q] = %q: not two different rule sets", live, shadow)
 			}
 		}
 		if len(cfg.Hosts) == 0 && cfg.RuleSetForHost("any.example") != cfg.RuleSets[0] {

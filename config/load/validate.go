@@ -15,7 +15,10 @@ import (
 // build validates pb completely, then flattens its rule sets and hands
 // them to config.New to compile. Problems are collected (up to maxErrors)
 // so one run shows them all; nothing is compiled unless the file is valid.
-func build(pb *configv1.Config, source string) (*config.Config, error) {
+//
+// Then it runs the rule sets' self-tests (tests:) on the compiled rules; a
+// file in which one fails is rejected too, the failure named at the test.
+func build(pb *configv1.Config, source string, pos positions) (*config.Config, error) {
 	errs := &errorList{source: source}
 
 	if pb.GetMaxBufferedBytes() < 0 {
@@ -43,9 +46,11 @@ func build(pb *configv1.Config, source string) (*config.Config, error) {
 	}
 	for i, s := range sets {
 		checkRuleSet(errs, s, i, index)
+		checkTests(errs, s, i, pos)
 	}
 	checkCycles(errs, sets, index)
 	hosts := checkHosts(errs, pb.GetHosts(), index)
+	shadows, sample := checkShadows(errs, pb, index)
 	hf := pb.GetHeaderFilter()
 	request := headerSet(errs, "header_filter.request", hf.GetRequest())
 	response := headerSet(errs, "header_filter.response", hf.GetResponse())
@@ -56,6 +61,7 @@ func build(pb *configv1.Config, source string) (*config.Config, error) {
 	ruleSets := make([]*config.RuleSet, len(sets))
 	for i, s := range sets {
 		ruleSets[i] = f.ruleSet(s.GetName())
+		ruleSets[i].Tests = len(s.GetTests())
 	}
 	cfg, err := config.New(config.Config{
 		Source:           source,
@@ -65,12 +71,18 @@ func build(pb *configv1.Config, source string) (*config.Config, error) {
 		RequestHeaders:   request,
 		ResponseHeaders:  response,
 		Hosts:            hosts,
+		Shadows:          shadows,
+		ShadowSample:     sample,
 	})
 	if err != nil {
 		for _, e := range joined(err) {
 			errs.add(f.whereWritten(e))
 		}
 		return nil, errs.err()
+	}
+	runTests(errs, cfg, sets, pos)
+	if err := errs.err(); err != nil {
+		return nil, err
 	}
 	return cfg, nil
 }
@@ -85,10 +97,7 @@ func joined(err error) []error {
 
 // checkRuleSet validates one rule set's own fields and rules.
 func checkRuleSet(errs *errorList, s *configv1.RuleSet, i int, index map[string]int) {
-	who := fmt.Sprintf("rule_sets[%d]", i)
-	if s.GetName() != "" {
-		who = fmt.Sprintf("rule set %q", s.GetName())
-	}
+	who := ruleSetWho(s, i)
 	seen := map[string]bool{}
 	for _, e := range s.GetExtends() {
 		switch _, ok := index[e]; {
@@ -118,6 +127,15 @@ func checkRuleSet(errs *errorList, s *configv1.RuleSet, i int, index map[string]
 			}
 		}
 	}
+}
+
+// ruleSetWho names rule set s, sets[i], in messages: by name, or by
+// position when it has none.
+func ruleSetWho(s *configv1.RuleSet, i int) string {
+	if s.GetName() == "" {
+		return fmt.Sprintf("rule_sets[%d]", i)
+	}
+	return fmt.Sprintf("rule set %q", s.GetName())
 }
 
 // checkRule validates one rule: exactly one of regex and literal (which

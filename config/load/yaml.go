@@ -5,12 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"sort"
 	"strconv"
 	"strings"
 
 	yaml "go.yaml.in/yaml/v3"
 	"google.golang.org/protobuf/reflect/protoreflect"
+
+	configv1 "github.com/streamsub/streamsub/proto/streamsub/config/v1"
 )
 
 // maxNodes bounds the YAML nodes visited, aliases counted each time they
@@ -22,45 +25,62 @@ const maxNodes = 1 << 20
 // checks every key and value kind against md, so an unknown field or a
 // wrong kind is reported with its field path and file position, which
 // protojson's own errors do not give.
-func yamlToJSON(data []byte, md protoreflect.MessageDescriptor, source string) ([]byte, error) {
+//
+// It also returns where the messages of the positioned types are written.
+func yamlToJSON(data []byte, md protoreflect.MessageDescriptor, source string) ([]byte, positions, error) {
 	dec := yaml.NewDecoder(strings.NewReader(string(data)))
 	var doc yaml.Node
 	if err := dec.Decode(&doc); err != nil {
 		if errors.Is(err, io.EOF) { // empty file: an empty config
-			return []byte("{}"), nil
+			return []byte("{}"), nil, nil
 		}
-		return nil, yamlError(source, err)
+		return nil, nil, yamlError(source, err)
 	}
 	var next yaml.Node
 	switch err := dec.Decode(&next); {
 	case err == nil:
-		return nil, &Error{Source: source, Line: next.Line, Column: next.Column,
+		return nil, nil, &Error{Source: source, Line: next.Line, Column: next.Column,
 			Err: errors.New("a second YAML document; want one document per file")}
 	case !errors.Is(err, io.EOF):
-		return nil, yamlError(source, err)
+		return nil, nil, yamlError(source, err)
 	}
 	root := &doc
 	if root.Kind == yaml.DocumentNode {
 		if len(root.Content) == 0 {
-			return []byte("{}"), nil
+			return []byte("{}"), nil, nil
 		}
 		root = root.Content[0]
 	}
-	w := walker{source: source, budget: maxNodes}
+	w := walker{source: source, budget: maxNodes, pos: positions{}}
 	v, err := w.message(root, md, "")
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if v == nil {
-		return []byte("{}"), nil
+		return []byte("{}"), w.pos, nil
 	}
-	return json.Marshal(v)
+	js, err := json.Marshal(v)
+	return js, w.pos, err
 }
 
 // walker converts YAML nodes to JSON values following a message descriptor.
 type walker struct {
 	source string
 	budget int
+	pos    positions
+}
+
+// positions maps the field path of a message ("rule_sets[0].tests[1]")
+// to where it is written, for the positioned types: problems the loader
+// finds in them after the YAML is gone still name a line.
+type positions map[string]position
+
+// position is a 1-based line and column; zero when unknown.
+type position struct{ line, column int }
+
+// positioned lists the message types whose positions the walker records.
+var positioned = map[protoreflect.FullName]bool{
+	(*configv1.RuleTest)(nil).ProtoReflect().Descriptor().FullName(): true,
 }
 
 func (w *walker) errorf(n *yaml.Node, path, format string, args ...any) error {
@@ -179,6 +199,9 @@ func (w *walker) message(n *yaml.Node, md protoreflect.MessageDescriptor, path s
 	}
 	if n.Kind != yaml.MappingNode {
 		return nil, w.errorf(n, path, "want a mapping, got %s", describe(n))
+	}
+	if positioned[md.FullName()] {
+		w.pos[path] = position{n.Line, n.Column}
 	}
 	ps, err := w.pairs(n, path)
 	if err != nil {
@@ -305,6 +328,12 @@ func (w *walker) singular(n *yaml.Node, fd protoreflect.FieldDescriptor, path st
 			return nil, w.errorf(n, path, "want an integer, got %s", describe(n))
 		}
 		return i, nil
+	case protoreflect.DoubleKind:
+		var f float64
+		if tag := n.ShortTag(); tag != "!!float" && tag != "!!int" || n.Decode(&f) != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+			return nil, w.errorf(n, path, "want a number, got %s", describe(n))
+		}
+		return f, nil
 	}
 	return nil, w.errorf(n, path, "field kind %s is not supported in YAML", fd.Kind())
 }
