@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	extprocv3 "github.com/envoyproxy/go-control-plane/envoy/service/ext_proc/v3"
+
+	"github.com/streamsub/streamsub/config"
 )
 
 // FuzzHandle feeds arbitrary message sequences to one stream's state
@@ -24,7 +26,12 @@ func FuzzHandle(f *testing.F) {
 	f.Add([]byte{0x00, 0x11, 0x03, 0x04, 0x05, 0x01})
 	f.Add([]byte{0x00, 0x21, 0x02, 3, 'a', 'a', 'b', 0x0a, 0})
 	f.Add([]byte{0x07})
-	cfg := testCfg(f)
+	// "anything" shadows "standard": the shadow runs beside rewritten
+	// bodies, and streams bodies of other content types on its own.
+	c := *testCfg(f)
+	c.Shadows = map[string]string{"standard": "anything"}
+	cfg := mustConfig(f, config.Config{RuleSets: c.RuleSets, Hosts: c.Hosts, RequestHeaders: c.RequestHeaders,
+		ResponseHeaders: c.ResponseHeaders, Shadows: c.Shadows})
 	p, _ := newProcessorTB(f, cfg)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		s := newStream()

@@ -18,6 +18,7 @@ type Metrics struct {
 	CacheGaveUp   *prometheus.CounterVec // by rule_set
 	Errors        *prometheus.CounterVec // by error token
 	ChunkSeconds  prometheus.Histogram
+	ShadowMetrics
 }
 
 // NewMetrics creates the processor's collectors and registers them with reg
@@ -75,6 +76,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Buckets: prometheus.ExponentialBuckets(1e-6, 2, 15),
 		}),
 	}
+	m.ShadowMetrics = newShadowMetrics(reg)
 	for _, r := range skipReasons {
 		m.Skipped.WithLabelValues(string(r))
 	}

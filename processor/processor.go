@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"runtime/debug"
 	"sync"
+	"sync/atomic"
 
 	extprocv3 "github.com/envoyproxy/go-control-plane/envoy/service/ext_proc/v3"
 	"google.golang.org/grpc/codes"
@@ -35,6 +36,9 @@ type Processor struct {
 	metrics *Metrics
 	log     *slog.Logger
 	pool    sync.Pool // *stream, with its reply messages and output buffer
+
+	shadowSeen atomic.Uint64 // responses a shadow could see (sampleShadow)
+	shadowLog  logLimiter    // the shadow difference log
 }
 
 // New returns a Processor. current is called once at the start of every
@@ -48,7 +52,9 @@ func New(current func() *config.Config, m *Metrics, log *slog.Logger) *Processor
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Processor{current: current, metrics: m, log: log}
+	p := &Processor{current: current, metrics: m, log: log}
+	p.shadowLog.interval = shadowLogInterval
+	return p
 }
 
 // Process runs one ext_proc stream: Recv → dispatch → Send until Envoy

@@ -57,6 +57,7 @@ type stream struct {
 	// and this package installs no stats handler that keeps messages).
 	spare     *matcher.Stream  // the last body's matcher stream, for Reset
 	spareRS   *matcher.RuleSet // the rule set spare was made by
+	sh        *shadow          // the shadow rule set's side of the body (shadow.go)
 	out       []byte
 	removes   []string
 	bodyReply *extprocv3.ProcessingResponse
@@ -79,11 +80,11 @@ func newStream() *stream {
 
 func (s *stream) start(p *Processor, srv extprocv3.ExternalProcessor_ProcessServer) {
 	out, removes, reply, data, spare := s.out[:0], s.removes[:0], s.bodyReply, s.bodyData, s.spare
-	spareRS := s.spareRS
+	spareRS, sh := s.spareRS, s.sh
 	if cap(out) > maxPooledBuffer {
 		out = nil
 	}
-	*s = stream{p: p, srv: srv, out: out, removes: removes, bodyReply: reply, bodyData: data, spare: spare, spareRS: spareRS}
+	*s = stream{p: p, srv: srv, out: out, removes: removes, bodyReply: reply, bodyData: data, spare: spare, spareRS: spareRS, sh: sh}
 	data.Body = nil
 	if p.current != nil {
 		s.cfg = p.current()
@@ -101,6 +102,7 @@ func (s *stream) finish() {
 			"authority", s.authority, "path", s.path)
 	}
 	s.reportStats()
+	s.shadowFinish()
 	if s.p.log.Enabled(context.Background(), slog.LevelDebug) {
 		s.logSummary()
 	}
@@ -289,7 +291,11 @@ func (s *stream) responseHeaders(h *extprocv3.HttpHeaders) (*extprocv3.Processin
 	var set []*corev3.HeaderValueOption
 	if reason != rewrite {
 		s.p.metrics.Skipped.WithLabelValues(string(reason)).Inc()
-		if clen != nil && !containsFold(s.removes, "content-length") {
+		if s.startShadow(f, reason) {
+			// Streamed for the shadow alone, passed through unchanged:
+			// Envoy sends it without content-length (chunked).
+			mode.ResponseBodyMode = extprocfilterv3.ProcessingMode_STREAMED
+		} else if clen != nil && !containsFold(s.removes, "content-length") {
 			// An Envoy configured with response_body_mode STREAMED drops
 			// content-length before asking us, even if we then skip the
 			// body; setting it in this reply puts it back (checked in
@@ -299,6 +305,7 @@ func (s *stream) responseHeaders(h *extprocv3.HttpHeaders) (*extprocv3.Processin
 	} else {
 		mode.ResponseBodyMode = extprocfilterv3.ProcessingMode_STREAMED
 		s.ms = s.matcherStream()
+		s.startShadow(f, reason)
 		s.bytesIn = s.p.metrics.BytesIn.WithLabelValues(s.rs.Name)
 		s.bytesOut = s.p.metrics.BytesOut.WithLabelValues(s.rs.Name)
 		s.p.metrics.Rewritten.WithLabelValues(s.rs.Name).Inc()
@@ -339,8 +346,10 @@ func (s *stream) responseBody(b *extprocv3.HttpBody) (*extprocv3.ProcessingRespo
 		s.phase = phaseDone
 	}
 	if s.ms == nil {
-		// Skipped, but Envoy streams it anyway (mode override not
-		// allowed): a reply without a body mutation passes the chunk on.
+		// Skipped, but streamed for the shadow rule set, or by Envoy
+		// anyway (mode override not allowed): a reply without a body
+		// mutation passes the chunk on.
+		s.shadowWrite(b.GetBody(), b.GetBody(), b.GetEndOfStream())
 		return &extprocv3.ProcessingResponse{Response: &extprocv3.ProcessingResponse_ResponseBody{
 			ResponseBody: &extprocv3.BodyResponse{}}}, nil
 	}
@@ -352,6 +361,7 @@ func (s *stream) responseBody(b *extprocv3.HttpBody) (*extprocv3.ProcessingRespo
 		out = s.ms.Close(out)
 	}
 	s.p.metrics.ChunkSeconds.Observe(time.Since(t0).Seconds())
+	s.shadowWrite(chunk, out, b.GetEndOfStream())
 	s.out = out
 	s.bytesIn.Add(float64(len(chunk)))
 	s.bytesOut.Add(float64(len(out)))

@@ -107,6 +107,7 @@ func (srv *Server) install(cfg *config.Config, stamp fileStamp) {
 		names[i] = rs.Name
 	}
 	srv.procM.InitRuleSets(names...)
+	srv.procM.InitShadows(cfg)
 	now := time.Now()
 	srv.cfg.Store(cfg)
 	srv.stamp = stamp
