@@ -51,6 +51,8 @@ func TestBinaryServe(t *testing.T) {
 	if loadErr == nil {
 		t.Fatal("load.File accepted the bad file")
 	}
+	failing := writeFile(t, "failing.yaml", "rule_sets: [{name: x, rules: [{literal: a, replace: b}],\n"+
+		"  tests: [{name: typo, input: a, output: c}]}]\n")
 	for _, tc := range []struct {
 		name    string
 		env     []string
@@ -58,6 +60,7 @@ func TestBinaryServe(t *testing.T) {
 		wantErr string
 	}{
 		{"bad config", nil, []string{"-config", bad}, loadErr.Error()},
+		{"failing self-test", nil, []string{"-config", failing}, failing + `:2:11: rule set "x": test "typo": output differs`},
 		{"no config", nil, nil, "no config file given"},
 		{"bad env", []string{"STREAMSUB_DRAIN_TIMEOUT=soon"}, []string{"-config", bad}, "STREAMSUB_DRAIN_TIMEOUT"},
 		{"stray argument", nil, []string{"-config", bad, "extra"}, "unexpected arguments"},
