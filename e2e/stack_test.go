@@ -106,8 +106,10 @@ func addr(port int) string { return "127.0.0.1:" + strconv.Itoa(port) }
 func (s *stack) startStreamsub() {
 	t := s.t
 	t.Helper()
+	// No drain delay: these tests stop streamsub to see Envoy's failure
+	// modes, not to drain it (replicas_test.go does that).
 	s.streamsub = startProc(t, s.dir, "streamsub", nil, s.bin, "serve",
-		"-config", s.configPath, "-listen", addr(s.grpcPort), "-admin", addr(s.adminPort))
+		"-config", s.configPath, "-listen", addr(s.grpcPort), "-admin", addr(s.adminPort), "-drain-delay", "0")
 	waitFor(t, "streamsub gRPC health", s.streamsub, 60*time.Second, func() error {
 		return grpcHealthy(addr(s.grpcPort))
 	})
