@@ -13,7 +13,7 @@ import (
 
 // Stream limits. Every in-flight HTTP request holds one Process stream, so
 // these bound how many requests one streamsub serves at once; the defaults
-// and their memory cost are argued in README.md ("Stream limits").
+// and their memory cost are argued in README.md ("Running replicas").
 const (
 	// DefaultMaxStreams caps streams over all connections. An idle stream
 	// costs about 14 KiB of RSS (measured by e2e TestIdleStreamFlood: 5,000
