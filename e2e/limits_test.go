@@ -4,7 +4,6 @@ package e2e
 
 import (
 	"context"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -15,7 +14,6 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 
-	"github.com/streamsub/streamsub/envoy"
 	"github.com/streamsub/streamsub/server"
 )
 
@@ -103,15 +101,11 @@ func TestIdleStreamFlood(t *testing.T) {
 		{"total limit", []string{"-max-streams", "2000", "-max-conn-streams", "10000"}, 2000, n - 2000, 0, 64},
 	}
 	bin := streamsubBinary(t)
-	root, err := envoy.ModuleRoot(".")
-	if err != nil {
-		t.Fatal(err)
-	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := logDir(t)
 			grpcAddr, admin := addr(freePort(t)), "http://"+addr(freePort(t))
-			args := append([]string{"serve", "-config", filepath.Join(root, "examples", "streamsub.yaml"),
+			args := append([]string{"serve", "-config", exampleConfig(t),
 				"-listen", grpcAddr, "-admin", admin[len("http://"):], "-log-level", "warn"}, tt.args...)
 			p := startProc(t, dir, "streamsub", nil, bin, args...)
 			waitFor(t, "streamsub gRPC health", p, 60*time.Second, func() error { return grpcHealthy(grpcAddr) })

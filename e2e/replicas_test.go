@@ -4,7 +4,6 @@ package e2e
 
 import (
 	"fmt"
-	"path/filepath"
 	"strconv"
 	"syscall"
 	"testing"
@@ -38,18 +37,8 @@ type replicas struct {
 func startReplicas(t *testing.T, n int) *replicas {
 	t.Helper()
 	envoyBinary(t) // skip early when there is no Envoy
-	root, err := envoy.ModuleRoot(".")
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := &replicas{t: t, dir: logDir(t), bin: streamsubBinary(t),
-		configPath: filepath.Join(root, "examples", "streamsub.yaml")}
-	originPort := freePort(t)
-	origin := startProc(t, r.dir, "origin", nil, r.bin, "demo-origin", "-listen", addr(originPort))
-	waitFor(t, "origin", origin, 60*time.Second, func() error {
-		_, err := httpGetBody("http://" + addr(originPort) + "/empty")
-		return err
-	})
+	r := &replicas{t: t, dir: logDir(t), bin: streamsubBinary(t), configPath: exampleConfig(t)}
+	_, originPort := startOrigin(t, r.dir, r.bin)
 	for i := range n {
 		r.ports = append(r.ports, freePort(t))
 		r.procs = append(r.procs, nil)
@@ -157,7 +146,7 @@ func TestReplicaSIGKILLUnderLoad(t *testing.T) {
 			inFlight++
 		}
 	}
-	t.Logf("SIGKILL of 1 of 3 replicas under load: %d requests, %d failed (%d started before the kill; the latest started %v after it): %s",
+	t.Logf("SIGKILL of 1 of 3 replicas under load: %d requests, %d failed (%d started before the kill; latest start relative to the kill: %v): %s",
 		n, len(fails), inFlight, last.Round(time.Millisecond), summary(fails))
 	if n < 100 {
 		t.Errorf("only %d requests: the load did not run", n)

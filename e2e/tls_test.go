@@ -37,17 +37,9 @@ func TestMTLS(t *testing.T) {
 		t.Fatal(err)
 	}
 	bin := streamsubBinary(t)
-	root, err := envoy.ModuleRoot(".")
-	if err != nil {
-		t.Fatal(err)
-	}
-	originPort, grpcPort := freePort(t), freePort(t)
-	origin := startProc(t, dir, "origin", nil, bin, "demo-origin", "-listen", addr(originPort))
-	waitFor(t, "origin", origin, 60*time.Second, func() error {
-		_, err := httpGetBody("http://" + addr(originPort) + "/empty")
-		return err
-	})
-	ss := startProc(t, dir, "streamsub", nil, bin, "serve", "-config", root+"/examples/streamsub.yaml",
+	_, originPort := startOrigin(t, dir, bin)
+	grpcPort := freePort(t)
+	ss := startProc(t, dir, "streamsub", nil, bin, "serve", "-config", exampleConfig(t),
 		"-listen", addr(grpcPort), "-admin", "", "-drain-delay", "0",
 		"-tls-cert", pki.ServerCert, "-tls-key", pki.ServerKey, "-tls-client-ca", pki.CA)
 	// `streamsub health` as the compose and Kubernetes probes run it.

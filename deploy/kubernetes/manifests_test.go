@@ -62,6 +62,14 @@ func decodeStrict(data []byte, obj any, apiVersion, kind string) error {
 	return nil
 }
 
+// into returns a decoder that decodes strictly into a new *T stored in dst.
+func into[T any](dst **T) func(data []byte, apiVersion, kind string) error {
+	return func(data []byte, apiVersion, kind string) error {
+		*dst = new(T)
+		return decodeStrict(data, *dst, apiVersion, kind)
+	}
+}
+
 // load decodes every *.yaml file of the directory; a file of a kind this
 // test does not know is an error, so nothing ships unchecked.
 func load(t *testing.T) *manifests {
@@ -71,6 +79,17 @@ func load(t *testing.T) *manifests {
 		t.Fatal(err)
 	}
 	m := &manifests{}
+	kinds := []struct {
+		apiVersion, kind string
+		decode           func(data []byte, apiVersion, kind string) error
+	}{
+		{"v1", "ConfigMap", into(&m.configMap)},
+		{"apps/v1", "Deployment", into(&m.deployment)},
+		{"v1", "Service", into(&m.service)},
+		{"policy/v1", "PodDisruptionBudget", into(&m.pdb)},
+		{"networking.k8s.io/v1", "NetworkPolicy", into(&m.netpol)},
+		{egv1a1.GroupVersion.String(), egv1a1.KindEnvoyExtensionPolicy, into(&m.extension)},
+	}
 	for _, f := range files {
 		data, err := os.ReadFile(f)
 		if err != nil {
@@ -80,27 +99,11 @@ func load(t *testing.T) *manifests {
 		if err := yaml.Unmarshal(data, &tm); err != nil {
 			t.Fatalf("%s: %v", f, err)
 		}
-		switch tm.APIVersion + " " + tm.Kind {
-		case "v1 ConfigMap":
-			m.configMap = &corev1.ConfigMap{}
-			err = decodeStrict(data, m.configMap, "v1", "ConfigMap")
-		case "apps/v1 Deployment":
-			m.deployment = &appsv1.Deployment{}
-			err = decodeStrict(data, m.deployment, "apps/v1", "Deployment")
-		case "v1 Service":
-			m.service = &corev1.Service{}
-			err = decodeStrict(data, m.service, "v1", "Service")
-		case "policy/v1 PodDisruptionBudget":
-			m.pdb = &policyv1.PodDisruptionBudget{}
-			err = decodeStrict(data, m.pdb, "policy/v1", "PodDisruptionBudget")
-		case "networking.k8s.io/v1 NetworkPolicy":
-			m.netpol = &networkingv1.NetworkPolicy{}
-			err = decodeStrict(data, m.netpol, "networking.k8s.io/v1", "NetworkPolicy")
-		case "gateway.envoyproxy.io/v1alpha1 EnvoyExtensionPolicy":
-			m.extension = &egv1a1.EnvoyExtensionPolicy{}
-			err = decodeStrict(data, m.extension, egv1a1.GroupVersion.String(), egv1a1.KindEnvoyExtensionPolicy)
-		default:
-			err = fmt.Errorf("apiVersion %q kind %q: not a kind this test knows", tm.APIVersion, tm.Kind)
+		err = fmt.Errorf("apiVersion %q kind %q: not a kind this test knows", tm.APIVersion, tm.Kind)
+		for _, k := range kinds {
+			if k.apiVersion == tm.APIVersion && k.kind == tm.Kind {
+				err = k.decode(data, k.apiVersion, k.kind)
+			}
 		}
 		if err != nil {
 			t.Fatalf("%s: %v", f, err)
