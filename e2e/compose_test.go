@@ -7,6 +7,7 @@ package e2e
 
 import (
 	"context"
+	"flag"
 	"net"
 	"os"
 	"path/filepath"
@@ -14,10 +15,13 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/compose-spec/compose-go/v2/loader"
 	"github.com/compose-spec/compose-go/v2/types"
 	"go.yaml.in/yaml/v3"
+
+	"github.com/streamsub/streamsub/server"
 )
 
 func loadCompose(t *testing.T, profiles ...string) *types.Project {
@@ -161,7 +165,28 @@ type envoyBootstrap struct {
 			} `yaml:"filter_chains"`
 		} `yaml:"listeners"`
 		Clusters []struct {
-			Name           string `yaml:"name"`
+			Name                          string `yaml:"name"`
+			Type                          string `yaml:"type"`
+			TypedExtensionProtocolOptions map[string]struct {
+				ExplicitHTTPConfig struct {
+					HTTP2ProtocolOptions struct {
+						MaxConcurrentStreams int `yaml:"max_concurrent_streams"`
+						ConnectionKeepalive  struct {
+							Interval string `yaml:"interval"`
+						} `yaml:"connection_keepalive"`
+					} `yaml:"http2_protocol_options"`
+				} `yaml:"explicit_http_config"`
+			} `yaml:"typed_extension_protocol_options"`
+			HealthChecks []struct {
+				Interval           string    `yaml:"interval"`
+				Timeout            string    `yaml:"timeout"`
+				UnhealthyThreshold int       `yaml:"unhealthy_threshold"`
+				GRPCHealthCheck    *struct{} `yaml:"grpc_health_check"`
+			} `yaml:"health_checks"`
+			OutlierDetection *struct {
+				ConsecutiveGatewayFailure          int `yaml:"consecutive_gateway_failure"`
+				EnforcingConsecutiveGatewayFailure int `yaml:"enforcing_consecutive_gateway_failure"`
+			} `yaml:"outlier_detection"`
 			LoadAssignment struct {
 				Endpoints []struct {
 					LbEndpoints []struct {
@@ -264,6 +289,110 @@ func TestComposeMatchesEnvoyConfig(t *testing.T) {
 		checkClusterTargets(t, p, &boot, name, "streamsub", "listen")
 	}
 	checkClusterTargets(t, p, &boot, originCluster(t, &boot), "origin", "listen")
+}
+
+// loadBootstrap reads the Envoy config that compose mounts.
+func loadBootstrap(t *testing.T) *envoyBootstrap {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(repoRoot(t), "envoy", "envoy.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var boot envoyBootstrap
+	if err := yaml.Unmarshal(data, &boot); err != nil {
+		t.Fatalf("envoy/envoy.yaml: %v", err)
+	}
+	return &boot
+}
+
+// serveSettings parses the serve command line of a compose service (or a
+// container's args) the way streamsub does.
+func serveSettings(t *testing.T, command []string) server.Settings {
+	t.Helper()
+	if len(command) == 0 || command[0] != "serve" {
+		t.Fatalf("command %q does not run streamsub serve", command)
+	}
+	st := server.DefaultSettings()
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	st.RegisterFlags(fs)
+	if err := fs.Parse(command[1:]); err != nil {
+		t.Fatalf("serve flags %q: %v", command[1:], err)
+	}
+	return st
+}
+
+func parseDuration(t *testing.T, what, s string) time.Duration {
+	t.Helper()
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		t.Fatalf("%s %q: %v", what, s, err)
+	}
+	return d
+}
+
+// TestComposeReplicas checks that streamsub can run as several replicas
+// behind the Envoy of envoy/envoy.yaml: nothing fixed per container, Envoy
+// resolving every replica and health-checking each, a drain delay that
+// outlasts Envoy's health check, a stop grace period that outlasts the
+// drain, and Envoy's HTTP/2 settings within streamsub's limits.
+func TestComposeReplicas(t *testing.T) {
+	p := loadCompose(t)
+	ss, _ := p.GetService("streamsub")
+	if ss.ContainerName != "" {
+		t.Errorf("streamsub has container_name %q: it could not be scaled", ss.ContainerName)
+	}
+	for _, pc := range ss.Ports {
+		if pc.Published != "" {
+			t.Errorf("streamsub publishes port %d on host port %s: a second replica could not bind it", pc.Target, pc.Published)
+		}
+		if pc.HostIP != "127.0.0.1" {
+			t.Errorf("streamsub publishes port %d on %q, want 127.0.0.1 only", pc.Target, pc.HostIP)
+		}
+	}
+	if ss.Deploy == nil || ss.Deploy.Replicas == nil || *ss.Deploy.Replicas < 2 {
+		t.Errorf("streamsub deploy.replicas: want at least 2 so the demo runs replicas")
+	}
+	st := serveSettings(t, ss.Command)
+	if ss.StopGracePeriod == nil || time.Duration(*ss.StopGracePeriod) < st.DrainDelay+st.DrainTimeout {
+		t.Errorf("streamsub stop_grace_period %v: want at least -drain-delay + -drain-timeout = %v (else the drain ends in SIGKILL)",
+			ss.StopGracePeriod, st.DrainDelay+st.DrainTimeout)
+	}
+
+	boot := loadBootstrap(t)
+	for _, c := range boot.StaticResources.Clusters {
+		if c.Name != "streamsub" {
+			continue
+		}
+		if c.Type != "STRICT_DNS" {
+			t.Errorf("cluster streamsub: type %s, want STRICT_DNS (resolves every replica)", c.Type)
+		}
+		if len(c.HealthChecks) != 1 || c.HealthChecks[0].GRPCHealthCheck == nil {
+			t.Fatalf("cluster streamsub: want one gRPC health check, got %+v", c.HealthChecks)
+		}
+		hc := c.HealthChecks[0]
+		detect := time.Duration(hc.UnhealthyThreshold)*parseDuration(t, "health check interval", hc.Interval) +
+			parseDuration(t, "health check timeout", hc.Timeout)
+		if st.DrainDelay < detect {
+			t.Errorf("streamsub -drain-delay %v is shorter than Envoy's health check needs to see it drain (%s × %d + %s = %v)",
+				st.DrainDelay, hc.Interval, hc.UnhealthyThreshold, hc.Timeout, detect)
+		}
+		if od := c.OutlierDetection; od == nil || od.ConsecutiveGatewayFailure == 0 || od.EnforcingConsecutiveGatewayFailure == 0 {
+			t.Errorf("cluster streamsub: want outlier_detection ejecting on gateway failures, got %+v", od)
+		}
+		opts, ok := c.TypedExtensionProtocolOptions["envoy.extensions.upstreams.http.v3.HttpProtocolOptions"]
+		if !ok {
+			t.Fatalf("cluster streamsub: no HttpProtocolOptions")
+		}
+		h2 := opts.ExplicitHTTPConfig.HTTP2ProtocolOptions
+		if ping := parseDuration(t, "connection_keepalive interval", h2.ConnectionKeepalive.Interval); ping < server.KeepaliveMinTime {
+			t.Errorf("Envoy pings every %v, more often than streamsub tolerates (%v): GOAWAY too_many_pings", ping, server.KeepaliveMinTime)
+		}
+		if h2.MaxConcurrentStreams == 0 || h2.MaxConcurrentStreams > st.MaxConnStreams {
+			t.Errorf("Envoy max_concurrent_streams %d: want 1..%d (streamsub's -max-conn-streams)", h2.MaxConcurrentStreams, st.MaxConnStreams)
+		}
+		return
+	}
+	t.Fatal("envoy/envoy.yaml has no streamsub cluster")
 }
 
 // originCluster finds the cluster whose endpoints are the origin service.

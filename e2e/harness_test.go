@@ -149,17 +149,39 @@ type envoyProc struct {
 // Envoy and waits for /ready.
 func startEnvoy(t *testing.T, dir string, streamsubPort, originPort int) *envoyProc {
 	t.Helper()
-	bin := envoy.BinaryOrSkip(t)
+	return startEnvoyWith(t, dir, envoyParams(originPort, streamsubPort))
+}
+
+// envoyParams is the e2e rendering (loud header mutations) for an origin and
+// streamsub replicas on loopback ports.
+func envoyParams(originPort int, streamsubPorts ...int) envoy.Params {
 	p := envoy.Local()
 	p.Name = "e2e"
 	p.DisallowIsError = true
+	p.OriginPort = originPort
+	p.Streamsub = nil
+	for _, port := range streamsubPorts {
+		p.Streamsub = append(p.Streamsub, envoy.Endpoint{Address: "127.0.0.1", Port: port})
+	}
+	return p
+}
+
+// startEnvoyWith starts Envoy with the rendering of p on free listener and
+// admin ports, and waits for /ready.
+func startEnvoyWith(t *testing.T, dir string, p envoy.Params) *envoyProc {
+	t.Helper()
+	bin := envoy.BinaryOrSkip(t)
 	p.ListenPort, p.AdminPort = freePort(t), freePort(t)
-	p.StreamsubPort, p.OriginPort = streamsubPort, originPort
 	cfg, err := envoy.Render(p)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfgPath := filepath.Join(dir, "envoy.yaml")
+	// The first Envoy of a test is "envoy"; more get the admin port.
+	name := "envoy"
+	if _, err := os.Stat(filepath.Join(dir, name+".yaml")); err == nil {
+		name += "-" + strconv.Itoa(p.AdminPort)
+	}
+	cfgPath := filepath.Join(dir, name+".yaml")
 	if err := os.WriteFile(cfgPath, cfg, 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -168,7 +190,7 @@ func startEnvoy(t *testing.T, dir string, streamsubPort, originPort int) *envoyP
 		url:    "http://127.0.0.1:" + strconv.Itoa(p.ListenPort),
 		admin:  "http://127.0.0.1:" + strconv.Itoa(p.AdminPort),
 	}
-	e.proc = startProc(t, dir, "envoy", nil, bin, "-c", cfgPath,
+	e.proc = startProc(t, dir, name, nil, bin, "-c", cfgPath,
 		"--disable-hot-restart", "--concurrency", "2", "--log-level", "info",
 		"--file-flush-interval-msec", "50", // access log lines appear promptly
 		"--base-id", strconv.Itoa(p.AdminPort))

@@ -77,20 +77,11 @@ type stack struct {
 func startStack(t *testing.T, configPath string) *stack {
 	t.Helper()
 	envoy.BinaryOrSkip(t) // skip early when there is no Envoy
-	root, err := envoy.ModuleRoot(".")
-	if err != nil {
-		t.Fatal(err)
-	}
 	if configPath == "" {
-		configPath = filepath.Join(root, "examples", "streamsub.yaml")
+		configPath = exampleConfig(t)
 	}
 	s := &stack{t: t, dir: logDir(t), bin: streamsubBinary(t), configPath: configPath}
-	s.originPort = freePort(t)
-	s.origin = startProc(t, s.dir, "origin", nil, s.bin, "demo-origin", "-listen", addr(s.originPort))
-	waitFor(t, "origin", s.origin, 60*time.Second, func() error {
-		_, err := httpGetBody("http://" + addr(s.originPort) + "/empty")
-		return err
-	})
+	s.origin, s.originPort = startOrigin(t, s.dir, s.bin)
 	s.grpcPort, s.adminPort = freePort(t), freePort(t)
 	s.streamsubAdmin = "http://" + addr(s.adminPort)
 	s.startStreamsub()
@@ -101,13 +92,37 @@ func startStack(t *testing.T, configPath string) *stack {
 
 func addr(port int) string { return "127.0.0.1:" + strconv.Itoa(port) }
 
+// exampleConfig is the path of examples/streamsub.yaml.
+func exampleConfig(t *testing.T) string {
+	t.Helper()
+	root, err := envoy.ModuleRoot(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return filepath.Join(root, "examples", "streamsub.yaml")
+}
+
+// startOrigin starts the demo origin on a free port and waits until it answers.
+func startOrigin(t *testing.T, dir, bin string) (*proc, int) {
+	t.Helper()
+	port := freePort(t)
+	p := startProc(t, dir, "origin", nil, bin, "demo-origin", "-listen", addr(port))
+	waitFor(t, "origin", p, 60*time.Second, func() error {
+		_, err := httpGetBody("http://" + addr(port) + "/empty")
+		return err
+	})
+	return p, port
+}
+
 // startStreamsub (re)starts `streamsub serve` on the stack's ports and
 // waits for gRPC health SERVING.
 func (s *stack) startStreamsub() {
 	t := s.t
 	t.Helper()
+	// No drain delay: these tests stop streamsub to see Envoy's failure
+	// modes, not to drain it (replicas_test.go does that).
 	s.streamsub = startProc(t, s.dir, "streamsub", nil, s.bin, "serve",
-		"-config", s.configPath, "-listen", addr(s.grpcPort), "-admin", addr(s.adminPort))
+		"-config", s.configPath, "-listen", addr(s.grpcPort), "-admin", addr(s.adminPort), "-drain-delay", "0")
 	waitFor(t, "streamsub gRPC health", s.streamsub, 60*time.Second, func() error {
 		return grpcHealthy(addr(s.grpcPort))
 	})

@@ -9,13 +9,21 @@ import (
 	"bytes"
 	_ "embed"
 	"fmt"
+	"strconv"
 	"text/template"
+	"time"
 )
 
 //go:embed envoy.yaml.tmpl
 var tmplText string
 
-var tmpl = template.Must(template.New("envoy.yaml.tmpl").Option("missingkey=error").Parse(tmplText))
+var tmpl = template.Must(template.New("envoy.yaml.tmpl").Option("missingkey=error").
+	Funcs(template.FuncMap{"dur": duration}).Parse(tmplText))
+
+// duration formats d as a protobuf JSON Duration ("2s", "0.25s").
+func duration(d time.Duration) string {
+	return strconv.FormatFloat(d.Seconds(), 'f', -1, 64) + "s"
+}
 
 // Params are the values the template needs.
 type Params struct {
@@ -26,9 +34,17 @@ type Params struct {
 	ListenPort    int
 	// AdminPort: Envoy's admin interface, always bound to 127.0.0.1.
 	AdminPort int
-	// StreamsubAddress/Port: streamsub's gRPC (ext_proc) listener.
-	StreamsubAddress string
-	StreamsubPort    int
+	// Streamsub are the streamsub replicas' gRPC (ext_proc) listeners: the
+	// hosts of one cluster (with STRICT_DNS, each name stands for all its
+	// addresses).
+	Streamsub []Endpoint
+	// MaxConnStreams is Envoy's limit of streams per connection to
+	// streamsub: at most streamsub's -max-conn-streams.
+	MaxConnStreams int
+	// HealthCheck is Envoy's gRPC health check of each streamsub host.
+	HealthCheck HealthCheck
+	// UpstreamTLS, when set, makes Envoy talk to streamsub over mTLS.
+	UpstreamTLS *TLS
 	// OriginAddress/Port: the upstream HTTP/1.1 origin.
 	OriginAddress string
 	OriginPort    int
@@ -39,18 +55,53 @@ type Params struct {
 	DisallowIsError bool
 }
 
+// Endpoint is one host:port.
+type Endpoint struct {
+	Address string
+	Port    int
+}
+
+// HealthCheck are the timings of Envoy's health check of streamsub. A host
+// that starts failing is unhealthy after about Interval × UnhealthyThreshold
+// (+ Timeout when it does not answer): streamsub's -drain-delay must be at
+// least that long.
+type HealthCheck struct {
+	Interval, Timeout  time.Duration
+	UnhealthyThreshold int
+}
+
+// DetectionTime is the longest a failing host stays healthy in Envoy's
+// eyes: UnhealthyThreshold checks, Interval apart, the last one waiting
+// Timeout.
+func (h HealthCheck) DetectionTime() time.Duration {
+	return time.Duration(h.UnhealthyThreshold)*h.Interval + h.Timeout
+}
+
+// DefaultHealthCheck is the shipped health check: a draining streamsub is
+// out of rotation within 3 s, so the default -drain-delay (5 s) covers it.
+var DefaultHealthCheck = HealthCheck{Interval: time.Second, Timeout: time.Second, UnhealthyThreshold: 2}
+
+// TLS are the files and name of the mTLS connection to streamsub, as paths
+// Envoy sees.
+type TLS struct {
+	CertFile, KeyFile string // Envoy's client certificate and key
+	CAFile            string // the CA that signed streamsub's certificate
+	SNI               string // server name sent and required in streamsub's certificate
+}
+
 // Local is the loopback rendering used by `make demo`.
 func Local() Params {
 	return Params{
-		Name:             "local",
-		ListenAddress:    "127.0.0.1",
-		ListenPort:       10000,
-		AdminPort:        9901,
-		StreamsubAddress: "127.0.0.1",
-		StreamsubPort:    50051,
-		OriginAddress:    "127.0.0.1",
-		OriginPort:       8080,
-		ClusterType:      "STATIC",
+		Name:           "local",
+		ListenAddress:  "127.0.0.1",
+		ListenPort:     10000,
+		AdminPort:      9901,
+		Streamsub:      []Endpoint{{"127.0.0.1", 50051}},
+		MaxConnStreams: 1000,
+		HealthCheck:    DefaultHealthCheck,
+		OriginAddress:  "127.0.0.1",
+		OriginPort:     8080,
+		ClusterType:    "STATIC",
 	}
 }
 
@@ -58,15 +109,16 @@ func Local() Params {
 // and the listener must accept connections forwarded into the container.
 func Compose() Params {
 	return Params{
-		Name:             "docker-compose",
-		ListenAddress:    "0.0.0.0",
-		ListenPort:       10000,
-		AdminPort:        9901,
-		StreamsubAddress: "streamsub",
-		StreamsubPort:    50051,
-		OriginAddress:    "origin",
-		OriginPort:       8080,
-		ClusterType:      "STRICT_DNS",
+		Name:           "docker-compose",
+		ListenAddress:  "0.0.0.0",
+		ListenPort:     10000,
+		AdminPort:      9901,
+		Streamsub:      []Endpoint{{"streamsub", 50051}},
+		MaxConnStreams: 1000,
+		HealthCheck:    DefaultHealthCheck,
+		OriginAddress:  "origin",
+		OriginPort:     8080,
+		ClusterType:    "STRICT_DNS",
 	}
 }
 
@@ -74,6 +126,15 @@ func Compose() Params {
 func Render(p Params) ([]byte, error) {
 	if p.ClusterType != "STATIC" && p.ClusterType != "STRICT_DNS" {
 		return nil, fmt.Errorf("envoy: cluster type %q: want STATIC or STRICT_DNS", p.ClusterType)
+	}
+	if len(p.Streamsub) == 0 {
+		return nil, fmt.Errorf("envoy: %s: no streamsub endpoint", p.Name)
+	}
+	if h := p.HealthCheck; h.Interval <= 0 || h.Timeout <= 0 || h.UnhealthyThreshold < 1 {
+		return nil, fmt.Errorf("envoy: %s: health check %+v: interval, timeout and unhealthy threshold must be positive", p.Name, h)
+	}
+	if p.MaxConnStreams < 1 {
+		return nil, fmt.Errorf("envoy: %s: max concurrent streams %d: want at least 1", p.Name, p.MaxConnStreams)
 	}
 	var b bytes.Buffer
 	if err := tmpl.Execute(&b, p); err != nil {

@@ -6,7 +6,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
+
+	"github.com/streamsub/streamsub/internal/testpki"
 )
 
 var update = flag.Bool("update", false, "rewrite the committed renderings from the template")
@@ -37,11 +41,36 @@ func TestRenderingsInSync(t *testing.T) {
 	}
 }
 
-func TestRenderRejectsBadClusterType(t *testing.T) {
-	p := Local()
-	p.ClusterType = "LOGICAL"
-	if _, err := Render(p); err == nil {
-		t.Fatal("Render accepted cluster type LOGICAL")
+func TestRenderRejectsBadParams(t *testing.T) {
+	tests := []struct {
+		name    string
+		mutate  func(*Params)
+		wantErr string
+	}{
+		{"cluster type", func(p *Params) { p.ClusterType = "LOGICAL" }, `cluster type "LOGICAL"`},
+		{"no streamsub", func(p *Params) { p.Streamsub = nil }, "no streamsub endpoint"},
+		{"no health-check interval", func(p *Params) { p.HealthCheck.Interval = 0 }, "health check"},
+		{"no unhealthy threshold", func(p *Params) { p.HealthCheck.UnhealthyThreshold = 0 }, "health check"},
+		{"no stream per connection", func(p *Params) { p.MaxConnStreams = 0 }, "max concurrent streams 0"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := Local()
+			tt.mutate(&p)
+			if _, err := Render(p); err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Fatalf("Render: %v, want an error containing %q", err, tt.wantErr)
+			}
+		})
+	}
+}
+
+func TestDuration(t *testing.T) {
+	for d, want := range map[time.Duration]string{
+		time.Second: "1s", 250 * time.Millisecond: "0.25s", 90 * time.Second: "90s", time.Millisecond: "0.001s",
+	} {
+		if got := duration(d); got != want {
+			t.Errorf("duration(%v) = %q, want %q", d, got, want)
+		}
 	}
 }
 
@@ -64,6 +93,24 @@ func TestValidate(t *testing.T) {
 		t.Fatal(err)
 	}
 	files["e2e rendering"] = tmp
+
+	// Three replicas over mTLS, with certificates made for the test.
+	dir := t.TempDir()
+	pki, err := testpki.Write(dir, "envoy")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Name = "e2e-tls"
+	p.Streamsub = []Endpoint{{"127.0.0.1", 20002}, {"127.0.0.1", 20003}, {"127.0.0.1", 20004}}
+	p.UpstreamTLS = &TLS{CertFile: pki.ClientCert, KeyFile: pki.ClientKey, CAFile: pki.CA, SNI: testpki.ServerName}
+	if b, err = Render(p); err != nil {
+		t.Fatal(err)
+	}
+	tmp = filepath.Join(dir, "e2e-tls.yaml")
+	if err := os.WriteFile(tmp, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	files["e2e TLS rendering"] = tmp
 	for name, path := range files {
 		t.Run(name, func(t *testing.T) {
 			out, err := exec.Command(bin, "--mode", "validate", "--disable-hot-restart", "-c", path).CombinedOutput()

@@ -16,6 +16,9 @@ type metrics struct {
 	reloads      *prometheus.CounterVec // by result
 	lastReloadOK prometheus.Gauge
 	loadedAt     prometheus.Gauge
+
+	streamsRefused    prometheus.Counter // -max-streams reached
+	streamsIdleClosed prometheus.Counter // -stream-idle-timeout
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
@@ -32,10 +35,18 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Name: "streamsub_config_loaded_timestamp_seconds",
 			Help: "Unix time the config in use was loaded.",
 		}),
+		streamsRefused: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "streamsub_streams_refused_total",
+			Help: "gRPC streams refused with RESOURCE_EXHAUSTED because -max-streams streams were open.",
+		}),
+		streamsIdleClosed: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "streamsub_streams_idle_closed_total",
+			Help: "Process streams ended with DEADLINE_EXCEEDED after receiving nothing for -stream-idle-timeout.",
+		}),
 	}
 	m.reloads.WithLabelValues(reloadOK)
 	m.reloads.WithLabelValues(reloadFailed)
-	reg.MustRegister(m.reloads, m.lastReloadOK, m.loadedAt,
+	reg.MustRegister(m.reloads, m.lastReloadOK, m.loadedAt, m.streamsRefused, m.streamsIdleClosed,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }

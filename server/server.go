@@ -17,7 +17,6 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
-	"google.golang.org/grpc/keepalive"
 
 	"github.com/streamsub/streamsub/config"
 	"github.com/streamsub/streamsub/config/load"
@@ -27,11 +26,6 @@ import (
 // ExtProcService is the gRPC health service name of the ext_proc service,
 // besides "" for the whole server.
 const ExtProcService = "envoy.service.ext_proc.v3.ExternalProcessor"
-
-// keepaliveMinTime is the shortest client ping interval tolerated. Envoy
-// pings its gRPC upstreams; grpc-go's default (5 min) answers them with
-// GOAWAY too_many_pings.
-const keepaliveMinTime = 10 * time.Second
 
 // Server is one streamsub process: config, gRPC server and admin listener.
 type Server struct {
@@ -69,6 +63,13 @@ func New(s Settings, log *slog.Logger) (*Server, error) {
 	if s.ConfigPath == "" {
 		return nil, errors.New("no config file given (-config or STREAMSUB_CONFIG)")
 	}
+	if err := s.Check(); err != nil {
+		return nil, err
+	}
+	creds, err := tlsOption(s)
+	if err != nil {
+		return nil, err
+	}
 	srv := &Server{settings: s, log: log, reg: prometheus.NewRegistry()}
 	srv.metrics = newMetrics(srv.reg)
 	srv.procM = processor.NewMetrics(srv.reg)
@@ -80,12 +81,11 @@ func New(s Settings, log *slog.Logger) (*Server, error) {
 	}
 	srv.install(cfg, stamp)
 
-	srv.grpc = grpc.NewServer(
-		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{
-			MinTime:             keepaliveMinTime,
-			PermitWithoutStream: true,
-		}),
-	)
+	opts := append(keepaliveOptions(), streamLimitOptions(s, srv.metrics)...)
+	if creds != nil {
+		opts = append(opts, creds)
+	}
+	srv.grpc = grpc.NewServer(opts...)
 	srv.health = health.NewServer()
 	healthpb.RegisterHealthServer(srv.grpc, srv.health)
 	extprocv3.RegisterExternalProcessorServer(srv.grpc, processor.New(srv.Config, srv.procM, log))
@@ -173,12 +173,18 @@ func (srv *Server) Serve(ctx context.Context, gl, al net.Listener) error {
 	return err
 }
 
-// shutdown drains the gRPC server: health NOT_SERVING first (so health
-// checkers move traffic away), GracefulStop, then Stop at the deadline.
+// shutdown drains the gRPC server. Health goes NOT_SERVING first, and the
+// server keeps accepting new streams for the drain delay: a load balancer
+// that health-checks it (Envoy: every interval, unhealthy after
+// unhealthy_threshold failures) moves new requests to other replicas
+// meanwhile. Then GracefulStop (no new streams, in-flight ones finish), and
+// Stop at the drain timeout.
 func (srv *Server) shutdown() {
 	srv.draining.Store(true)
 	srv.health.Shutdown() // every service NOT_SERVING
-	srv.log.Info("draining", "timeout", srv.settings.DrainTimeout.String())
+	srv.log.Info("draining", "delay", srv.settings.DrainDelay.String(), "timeout", srv.settings.DrainTimeout.String())
+	time.Sleep(srv.settings.DrainDelay)
+	srv.log.Info("graceful stop")
 	done := make(chan struct{})
 	go func() { srv.grpc.GracefulStop(); close(done) }()
 	select {

@@ -50,6 +50,7 @@ hosts: {"*": v2}
 type testServer struct {
 	*Server
 	path   string
+	addr   string // the gRPC listener
 	grpc   *grpc.ClientConn
 	admin  string // http://host:port
 	cancel context.CancelFunc
@@ -77,6 +78,7 @@ func startServerTB(t testing.TB, mutate func(*Settings)) *testServer {
 	st.ConfigPath = path
 	st.WatchInterval = 0 // tests reload explicitly
 	st.DrainTimeout = 10 * time.Second
+	st.DrainDelay = 0
 	if mutate != nil {
 		mutate(&st)
 	}
@@ -94,7 +96,7 @@ func startServerTB(t testing.TB, mutate func(*Settings)) *testServer {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	ts := &testServer{Server: srv, path: path, cancel: cancel, done: make(chan error, 1),
-		admin: "http://" + al.Addr().String()}
+		addr: gl.Addr().String(), admin: "http://" + al.Addr().String()}
 	go func() { ts.done <- srv.Serve(ctx, gl, al) }()
 	conn, err := grpc.NewClient(gl.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {

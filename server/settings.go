@@ -1,6 +1,7 @@
 package server
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -17,8 +18,19 @@ type Settings struct {
 	Admin         string        // -admin, STREAMSUB_ADMIN: HTTP /metrics and /healthz; "" disables
 	LogLevel      slog.Level    // -log-level, STREAMSUB_LOG_LEVEL
 	LogFormat     string        // -log-format, STREAMSUB_LOG_FORMAT: json or text
+	DrainDelay    time.Duration // -drain-delay, STREAMSUB_DRAIN_DELAY: NOT_SERVING but still serving, before the graceful stop
 	DrainTimeout  time.Duration // -drain-timeout, STREAMSUB_DRAIN_TIMEOUT: graceful stop deadline
 	WatchInterval time.Duration // -watch-interval, STREAMSUB_WATCH_INTERVAL: config file poll; 0 disables
+
+	// Stream limits (see limits.go).
+	MaxStreams        int           // -max-streams, STREAMSUB_MAX_STREAMS: concurrent streams, all connections
+	MaxConnStreams    int           // -max-conn-streams, STREAMSUB_MAX_CONN_STREAMS: concurrent streams per connection
+	StreamIdleTimeout time.Duration // -stream-idle-timeout, STREAMSUB_STREAM_IDLE_TIMEOUT: 0 disables
+
+	// TLS of the gRPC listener; all empty: plaintext.
+	TLSCert     string // -tls-cert, STREAMSUB_TLS_CERT: PEM certificate chain
+	TLSKey      string // -tls-key, STREAMSUB_TLS_KEY: PEM private key
+	TLSClientCA string // -tls-client-ca, STREAMSUB_TLS_CLIENT_CA: PEM CAs; set: client certificates required
 }
 
 // DefaultSettings returns the settings used when neither a flag nor the
@@ -29,9 +41,40 @@ func DefaultSettings() Settings {
 		Admin:         "127.0.0.1:9090",
 		LogLevel:      slog.LevelInfo,
 		LogFormat:     "json",
+		DrainDelay:    5 * time.Second,
 		DrainTimeout:  15 * time.Second,
 		WatchInterval: 2 * time.Second,
+
+		MaxStreams:        DefaultMaxStreams,
+		MaxConnStreams:    DefaultMaxConnStreams,
+		StreamIdleTimeout: 5 * time.Minute,
 	}
+}
+
+// Check reports settings that cannot work together, naming the flags.
+func (s *Settings) Check() error {
+	var errs []error
+	if s.MaxStreams < 1 {
+		errs = append(errs, fmt.Errorf("-max-streams %d: want at least 1", s.MaxStreams))
+	}
+	if s.MaxConnStreams < 1 {
+		errs = append(errs, fmt.Errorf("-max-conn-streams %d: want at least 1", s.MaxConnStreams))
+	}
+	for _, d := range []struct {
+		flag string
+		v    time.Duration
+	}{{"-drain-delay", s.DrainDelay}, {"-drain-timeout", s.DrainTimeout}, {"-stream-idle-timeout", s.StreamIdleTimeout}, {"-watch-interval", s.WatchInterval}} {
+		if d.v < 0 {
+			errs = append(errs, fmt.Errorf("%s %v: negative", d.flag, d.v))
+		}
+	}
+	if (s.TLSCert == "") != (s.TLSKey == "") {
+		errs = append(errs, errors.New("-tls-cert and -tls-key go together"))
+	}
+	if s.TLSClientCA != "" && s.TLSCert == "" {
+		errs = append(errs, errors.New("-tls-client-ca needs -tls-cert and -tls-key (client certificates are checked over TLS)"))
+	}
+	return errors.Join(errs...)
 }
 
 // envPrefix starts every environment variable name.
@@ -70,8 +113,15 @@ func (s *Settings) RegisterFlags(fs *flag.FlagSet) {
 		s.LogFormat = v
 		return nil
 	})
-	fs.DurationVar(&s.DrainTimeout, "drain-timeout", s.DrainTimeout, "on SIGTERM, how long in-flight streams may finish before a hard stop")
+	fs.DurationVar(&s.DrainDelay, "drain-delay", s.DrainDelay, "on SIGTERM, how long to keep serving new streams with health NOT_SERVING, so load balancers move away first; at least Envoy's health-check interval × unhealthy_threshold")
+	fs.DurationVar(&s.DrainTimeout, "drain-timeout", s.DrainTimeout, "after the drain delay, how long in-flight streams may finish before a hard stop")
 	fs.DurationVar(&s.WatchInterval, "watch-interval", s.WatchInterval, "how often to check the config file for changes (0: only SIGHUP reloads)")
+	fs.IntVar(&s.MaxStreams, "max-streams", s.MaxStreams, "concurrent gRPC streams over all connections; more are refused with RESOURCE_EXHAUSTED")
+	fs.IntVar(&s.MaxConnStreams, "max-conn-streams", s.MaxConnStreams, "concurrent gRPC streams per connection (HTTP/2 SETTINGS_MAX_CONCURRENT_STREAMS)")
+	fs.DurationVar(&s.StreamIdleTimeout, "stream-idle-timeout", s.StreamIdleTimeout, "end a Process stream that receives no message for this long (0: never)")
+	fs.StringVar(&s.TLSCert, "tls-cert", s.TLSCert, "PEM certificate (chain) of the gRPC listener; with -tls-key turns TLS on and plaintext off")
+	fs.StringVar(&s.TLSKey, "tls-key", s.TLSKey, "PEM private key of -tls-cert")
+	fs.StringVar(&s.TLSClientCA, "tls-client-ca", s.TLSClientCA, "PEM CA certificates; when set, clients must present a certificate they signed (mTLS)")
 }
 
 // Logger returns the structured logger the settings ask for, writing to w.
