@@ -23,7 +23,7 @@ func (im *importer) yaml() ([]byte, error) {
 		hosts := mapping(yaml.Style(0))
 		for _, h := range im.hosts {
 			k := str(h.pattern)
-			k.LineComment = h.note
+			k.LineComment = commentText(h.note)
 			hosts.Content = append(hosts.Content, k, str(h.set.name))
 		}
 		add(root, "hosts", hosts)
@@ -32,7 +32,7 @@ func (im *importer) yaml() ([]byte, error) {
 		n := &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!int", Value: strconv.FormatInt(im.maxBuf.value, 10)}
 		n.LineComment = "replace_filter_max_buffered_size default (8k)"
 		if im.maxBuf.at != nil {
-			n.LineComment = "replace_filter_max_buffered_size at " + im.maxBuf.at.Pos.String()
+			n.LineComment = commentText("replace_filter_max_buffered_size at " + im.maxBuf.at.Pos.String())
 		}
 		add(root, "max_buffered_bytes", n)
 	}
@@ -92,7 +92,7 @@ func (im *importer) setNode(s *ruleSet) *yaml.Node {
 		rules.Style = yaml.FlowStyle
 	}
 	add(m, "rules", rules)
-	m.HeadComment = strings.Join(append([]string{im.setComment(s)}, s.problems...), "\n")
+	m.HeadComment = strings.Join(append([]string{commentText(im.setComment(s))}, s.problems...), "\n")
 	return m
 }
 
@@ -146,7 +146,7 @@ func ruleNode(r *rule) *yaml.Node {
 	if r.once {
 		add(n, "once", boolean(true))
 	}
-	n.LineComment = r.dir.Pos.String() + " " + r.dir.Name
+	n.LineComment = commentText(r.dir.Pos.String() + " " + r.dir.Name)
 	return n
 }
 

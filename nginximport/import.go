@@ -24,7 +24,9 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
+	"unicode"
 
 	"github.com/streamsub/streamsub/nginxparse"
 )
@@ -141,7 +143,7 @@ func (im *importer) warn(pos nginxparse.Pos, msg string) {
 // set (or in the file's head comment when set is nil).
 func (im *importer) problem(set *ruleSet, d *nginxparse.Directive, why string) {
 	diag := Diagnostic{d.Pos, why}
-	comment := fmt.Sprintf("UNTRANSLATED %s %s: %s", d.Pos, commentText(d.String()), why)
+	comment := commentText(fmt.Sprintf("UNTRANSLATED %s %s: %s", d.Pos, d.String(), why))
 	if set != nil {
 		set.problems = appendUnique(set.problems, comment)
 	} else {
@@ -153,10 +155,19 @@ func (im *importer) problem(set *ruleSet, d *nginxparse.Directive, why string) {
 	}
 }
 
-// commentText makes text safe for a one-line YAML comment.
+// commentText makes text safe for a one-line YAML comment: what is not
+// printable is written as a Go escape (\n, \x01, \u2028).
 func commentText(s string) string {
-	s = strings.ToValidUTF8(s, "\uFFFD")
-	return strings.NewReplacer("\n", `\n`, "\r", `\r`, "\t", `\t`).Replace(s)
+	var b strings.Builder
+	for _, r := range strings.ToValidUTF8(s, "\uFFFD") {
+		if unicode.IsPrint(r) {
+			b.WriteRune(r)
+		} else {
+			q := strconv.QuoteRune(r)
+			b.WriteString(q[1 : len(q)-1])
+		}
+	}
+	return b.String()
 }
 
 // result builds the Result once the rule sets are built.

@@ -99,6 +99,8 @@ func TestImportErrors(t *testing.T) {
 		{"block on a rule", "replace_filter a b { }", []string{`n.conf:1: directive "replace_filter" is not terminated by ";"`}},
 		{"location outside a server", "http {\n location / { sub_filter a b; }\n}",
 			[]string{`n.conf:2: "location" directive is not allowed here (outside a server block)`}},
+		{"location without a path", "server {\n location { sub_filter a b; }\n}",
+			[]string{`n.conf:2: invalid number of arguments in "location" directive`}},
 		{"rules outside http", "sub_filter a b;\nhttp { }", []string{`n.conf:1: "sub_filter" directive is not allowed here`}},
 		{"two http blocks", "http { }\nhttp { }", []string{`n.conf:2: "http" directive is duplicate`}},
 		{"no rules", "http { server { listen 80; } }", []string{"n.conf: no replace_filter, subs_filter or sub_filter rule applies"}},
@@ -172,6 +174,22 @@ func TestImportSetsAndExtends(t *testing.T) {
 		}
 		if strings.Join(rs.Extends, ",") != strings.Join(w.extends, ",") || len(rs.Rules) != w.rules || strings.Join(rs.ContentTypes, ",") != w.types {
 			t.Errorf("%s: extends %q, %d rules, types %q; want %q, %d, %q", rs.Name, rs.Extends, len(rs.Rules), rs.ContentTypes, w.extends, w.rules, w.types)
+		}
+	}
+}
+
+func TestCommentText(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"replace_filter 'a b' c", "replace_filter 'a b' c"},
+		{"a\nb\tc", `a\nb\tc`},
+		{"x\x01y\x1cz", `x\x01y\x1cz`},
+		{"line\u2028sep", `line\u2028sep`},
+		{"bad \xe5 byte", "bad \uFFFD byte"},
+		{"café", "café"},
+	}
+	for _, tc := range tests {
+		if got := commentText(tc.in); got != tc.want {
+			t.Errorf("commentText(%q) = %q, want %q", tc.in, got, tc.want)
 		}
 	}
 }

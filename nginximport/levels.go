@@ -75,8 +75,8 @@ func (l *level) label() string {
 	case serverLevel:
 		for _, d := range l.names {
 			for _, n := range d.Args {
-				if n != "" && n != "_" && !strings.HasPrefix(n, "~") && !strings.Contains(n, "$") {
-					return strings.ToLower(strings.TrimPrefix(n, "."))
+				if patterns, _ := hostPatterns(n); len(patterns) > 0 {
+					return patterns[0]
 				}
 			}
 		}
@@ -137,8 +137,12 @@ func (im *importer) walk(dirs []*nginxparse.Directive, l *level) {
 			im.servers = append(im.servers, s)
 			im.walk(d.Children, s)
 		case d.Name == "location" && d.Block:
-			if l.kind == httpLevel {
+			switch {
+			case l.kind == httpLevel:
 				im.errorf(d.Pos, `"location" directive is not allowed here (outside a server block)`)
+				continue
+			case len(d.Args) == 0 || len(d.Args) > 2:
+				im.errorf(d.Pos, `invalid number of arguments in "location" directive`)
 				continue
 			}
 			loc := im.newLevel(locationLevel, d, l)
