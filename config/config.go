@@ -39,6 +39,9 @@ type Config struct {
 	// ShadowSample is the fraction of a live rule set's responses that its
 	// shadow also processes, in (0, 1]; New turns 0 into 1.
 	ShadowSample float64
+	// Remember configures the memory of bodies no rule matched; the zero
+	// value turns it off.
+	Remember Remember
 
 	byName    map[string]*RuleSet
 	exact     map[string]*RuleSet // host → rule set
@@ -67,6 +70,7 @@ func New(c Config) (*Config, error) {
 	if c.DFACacheBytes == 0 {
 		c.DFACacheBytes = matcher.DefaultDFACacheBytes
 	}
+	errs = c.Remember.check(errs)
 	c.byName = make(map[string]*RuleSet, len(c.RuleSets))
 	sets := make([]*RuleSet, len(c.RuleSets))
 	for i, in := range c.RuleSets {

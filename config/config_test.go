@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/streamsub/streamsub/matcher"
 )
@@ -46,6 +47,9 @@ func TestNew(t *testing.T) {
 	if cfg.RuleSet("nope") != nil {
 		t.Error("RuleSet(unknown) != nil")
 	}
+	if want := (Remember{TTL: DefaultRememberTTL}); cfg.Remember != want {
+		t.Errorf("Remember %+v, want %+v (off, default TTL)", cfg.Remember, want)
+	}
 	var out []byte
 	st := cfg.RuleSet("b").Compiled.NewStream()
 	out = st.Write(out, []byte("xyz"))
@@ -75,6 +79,11 @@ func TestNewRejects(t *testing.T) {
 			`hosts["A.example"]: not normalised; want "a.example"`,
 			`hosts["b.example."]: not normalised; want "b.example"`,
 			`hosts["c.example"]: unknown rule set "c"`,
+		}},
+		{"remember", Config{RuleSets: []*RuleSet{set("a")}, Remember: Remember{Entries: -1, TTL: -time.Second, VerifyOneIn: -2}}, []string{
+			"remember: entries -1: want 0..10000000",
+			"remember: negative ttl -1s",
+			"remember: negative verify_one_in -2",
 		}},
 		{"rule", Config{RuleSets: []*RuleSet{set("a", "x"), badRule}}, []string{
 			"rule set \"bad\": rule 1 (\"paren\"): error parsing regexp: missing closing ): `(a`",

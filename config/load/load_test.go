@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/streamsub/streamsub/config"
 	"github.com/streamsub/streamsub/internal/htmlgen"
@@ -89,6 +90,11 @@ func TestBadConfigs(t *testing.T) {
 		{"shadow_itself.yaml", `: shadows["standard"]: a rule set cannot shadow itself`},
 		{"shadow_sample_range.yaml", `: shadow_sample: want a fraction from 0 to 1, got 1.5`},
 		{"shadow_sample_not_a_number.yaml", `:4:16: shadow_sample: want a number, got "half"`},
+		// Remember.
+		{"negative_remember_entries.yaml", `: remember.entries: want 0 (off) to 10000000, got -5`},
+		{"remember_ttl_no_unit.yaml", `: remember.ttl: "600" is not a duration such as "10m" or "1h30m"`},
+		{"remember_ttl_too_long.yaml", `: remember.ttl: want 1s to 24h0m0s, got 48h0m0s`},
+		{"negative_verify_one_in.yaml", `: remember.verify_one_in: want 0 (never) to 2147483647, got -1`},
 	}
 	covered := map[string]bool{"good.yaml": true, "several_problems.yaml": true}
 	for _, tc := range tests {
@@ -547,6 +553,27 @@ func TestDFACacheBytesReachesTheMatcher(t *testing.T) {
 		st.Write(nil, body)
 		if got := st.Stats().CacheGaveUp; got != tt.gaveUp {
 			t.Errorf("%q: DFA cache gave up %v, want %v", tt.setting, got, tt.gaveUp)
+		}
+	}
+}
+
+// TestRemember: the remember section's defaults and settings reach the
+// Config.
+func TestRemember(t *testing.T) {
+	const sets = "rule_sets: [{name: s, rules: [{literal: a, replace: b}]}]\n"
+	tests := []struct {
+		section string
+		want    config.Remember
+	}{
+		{"", config.Remember{TTL: config.DefaultRememberTTL}},
+		{"remember: {}", config.Remember{TTL: config.DefaultRememberTTL, VerifyOneIn: config.DefaultVerifyOneIn}},
+		{"remember: {entries: 10000}", config.Remember{Entries: 10000, TTL: config.DefaultRememberTTL, VerifyOneIn: config.DefaultVerifyOneIn}},
+		{"remember: {entries: 5, ttl: 1h30m, verify_one_in: 7}", config.Remember{Entries: 5, TTL: 90 * time.Minute, VerifyOneIn: 7}},
+		{"remember: {entries: 5, ttl: 1s, verify_one_in: 0}", config.Remember{Entries: 5, TTL: time.Second}},
+	}
+	for _, tt := range tests {
+		if got := mustParse(t, sets+tt.section).Remember; got != tt.want {
+			t.Errorf("%q: Remember %+v, want %+v", tt.section, got, tt.want)
 		}
 	}
 }

@@ -54,6 +54,7 @@ func build(pb *configv1.Config, source string, pos positions) (*config.Config, e
 	hf := pb.GetHeaderFilter()
 	request := headerSet(errs, "header_filter.request", hf.GetRequest())
 	response := headerSet(errs, "header_filter.response", hf.GetResponse())
+	remember := checkRemember(errs, pb.GetRemember())
 	if err := errs.err(); err != nil {
 		return nil, err
 	}
@@ -73,6 +74,7 @@ func build(pb *configv1.Config, source string, pos positions) (*config.Config, e
 		Hosts:            hosts,
 		Shadows:          shadows,
 		ShadowSample:     sample,
+		Remember:         remember,
 	})
 	if err != nil {
 		for _, e := range joined(err) {

@@ -64,7 +64,12 @@ type Config struct {
 	// Fraction of the responses of a live rule set with a shadow that the
 	// shadow also processes, from 0 (none) to 1 (all); unset means 1. The
 	// sample is deterministic: every 1/shadow_sample-th such response.
-	ShadowSample  *float64 `protobuf:"fixed64,11,opt,name=shadow_sample,json=shadowSample,proto3,oneof" json:"shadow_sample,omitempty"`
+	ShadowSample *float64 `protobuf:"fixed64,11,opt,name=shadow_sample,json=shadowSample,proto3,oneof" json:"shadow_sample,omitempty"`
+	// Remember, per rule set, host and path, which rules matched the last
+	// body of a response that carries a validator, and skip the next one
+	// (mode override NONE: the body never leaves Envoy) while no rule
+	// matched and the validator is unchanged. Off when absent.
+	Remember      *Remember `protobuf:"bytes,20,opt,name=remember,proto3" json:"remember,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -146,6 +151,13 @@ func (x *Config) GetShadowSample() float64 {
 		return *x.ShadowSample
 	}
 	return 0
+}
+
+func (x *Config) GetRemember() *Remember {
+	if x != nil {
+		return x.Remember
+	}
+	return nil
 }
 
 // RuleSet is an ordered list of find-and-replace rules applied together in
@@ -544,11 +556,85 @@ func (x *HeaderList) GetRemovePrefixes() []string {
 	return nil
 }
 
+// Remember is the memory of bodies no rule matched (design.md §1). Only
+// 200 responses to GET with a validator are remembered: an etag (strong
+// or weak), else last-modified and content-length together. A reload
+// compiles new rule sets, which start with an empty memory.
+type Remember struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Responses remembered at most, least recently used forgotten first; 0
+	// turns the memory off. Each takes about 200 bytes plus its host, path
+	// and validator. At most 10000000.
+	Entries int64 `protobuf:"varint,1,opt,name=entries,proto3" json:"entries,omitempty"`
+	// How long a remembered body is trusted after it was last streamed, as
+	// a Go duration ("10m", "1h30m"); then the next response is streamed
+	// again. Empty means 10m; otherwise 1s to 24h.
+	Ttl string `protobuf:"bytes,2,opt,name=ttl,proto3" json:"ttl,omitempty"`
+	// Stream one in this many responses the memory would skip anyway, and
+	// count those in which a rule did match (the origin changed the body
+	// but not its validator) in streamsub_remembered_wrong_total. When
+	// unset, 100; 0 never checks.
+	VerifyOneIn   *int64 `protobuf:"varint,3,opt,name=verify_one_in,json=verifyOneIn,proto3,oneof" json:"verify_one_in,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Remember) Reset() {
+	*x = Remember{}
+	mi := &file_streamsub_config_v1_config_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Remember) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Remember) ProtoMessage() {}
+
+func (x *Remember) ProtoReflect() protoreflect.Message {
+	mi := &file_streamsub_config_v1_config_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Remember.ProtoReflect.Descriptor instead.
+func (*Remember) Descriptor() ([]byte, []int) {
+	return file_streamsub_config_v1_config_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *Remember) GetEntries() int64 {
+	if x != nil {
+		return x.Entries
+	}
+	return 0
+}
+
+func (x *Remember) GetTtl() string {
+	if x != nil {
+		return x.Ttl
+	}
+	return ""
+}
+
+func (x *Remember) GetVerifyOneIn() int64 {
+	if x != nil && x.VerifyOneIn != nil {
+		return *x.VerifyOneIn
+	}
+	return 0
+}
+
 var File_streamsub_config_v1_config_proto protoreflect.FileDescriptor
 
 const file_streamsub_config_v1_config_proto_rawDesc = "" +
 	"\n" +
-	" streamsub/config/v1/config.proto\x12\x13streamsub.config.v1\"\x95\x04\n" +
+	" streamsub/config/v1/config.proto\x12\x13streamsub.config.v1\"\xd0\x04\n" +
 	"\x06Config\x129\n" +
 	"\trule_sets\x18\x01 \x03(\v2\x1c.streamsub.config.v1.RuleSetR\bruleSets\x12<\n" +
 	"\x05hosts\x18\x02 \x03(\v2&.streamsub.config.v1.Config.HostsEntryR\x05hosts\x12F\n" +
@@ -557,7 +643,8 @@ const file_streamsub_config_v1_config_proto_rawDesc = "" +
 	"\x0fdfa_cache_bytes\x18\x05 \x01(\x03R\rdfaCacheBytes\x12B\n" +
 	"\ashadows\x18\n" +
 	" \x03(\v2(.streamsub.config.v1.Config.ShadowsEntryR\ashadows\x12(\n" +
-	"\rshadow_sample\x18\v \x01(\x01H\x00R\fshadowSample\x88\x01\x01\x1a8\n" +
+	"\rshadow_sample\x18\v \x01(\x01H\x00R\fshadowSample\x88\x01\x01\x129\n" +
+	"\bremember\x18\x14 \x01(\v2\x1d.streamsub.config.v1.RememberR\bremember\x1a8\n" +
 	"\n" +
 	"HostsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
@@ -599,7 +686,12 @@ const file_streamsub_config_v1_config_proto_rawDesc = "" +
 	"\n" +
 	"HeaderList\x12\x16\n" +
 	"\x06remove\x18\x01 \x03(\tR\x06remove\x12'\n" +
-	"\x0fremove_prefixes\x18\x02 \x03(\tR\x0eremovePrefixesBCZAgithub.com/streamsub/streamsub/proto/streamsub/config/v1;configv1b\x06proto3"
+	"\x0fremove_prefixes\x18\x02 \x03(\tR\x0eremovePrefixes\"q\n" +
+	"\bRemember\x12\x18\n" +
+	"\aentries\x18\x01 \x01(\x03R\aentries\x12\x10\n" +
+	"\x03ttl\x18\x02 \x01(\tR\x03ttl\x12'\n" +
+	"\rverify_one_in\x18\x03 \x01(\x03H\x00R\vverifyOneIn\x88\x01\x01B\x10\n" +
+	"\x0e_verify_one_inBCZAgithub.com/streamsub/streamsub/proto/streamsub/config/v1;configv1b\x06proto3"
 
 var (
 	file_streamsub_config_v1_config_proto_rawDescOnce sync.Once
@@ -613,7 +705,7 @@ func file_streamsub_config_v1_config_proto_rawDescGZIP() []byte {
 	return file_streamsub_config_v1_config_proto_rawDescData
 }
 
-var file_streamsub_config_v1_config_proto_msgTypes = make([]protoimpl.MessageInfo, 8)
+var file_streamsub_config_v1_config_proto_msgTypes = make([]protoimpl.MessageInfo, 9)
 var file_streamsub_config_v1_config_proto_goTypes = []any{
 	(*Config)(nil),       // 0: streamsub.config.v1.Config
 	(*RuleSet)(nil),      // 1: streamsub.config.v1.RuleSet
@@ -621,23 +713,25 @@ var file_streamsub_config_v1_config_proto_goTypes = []any{
 	(*Rule)(nil),         // 3: streamsub.config.v1.Rule
 	(*HeaderFilter)(nil), // 4: streamsub.config.v1.HeaderFilter
 	(*HeaderList)(nil),   // 5: streamsub.config.v1.HeaderList
-	nil,                  // 6: streamsub.config.v1.Config.HostsEntry
-	nil,                  // 7: streamsub.config.v1.Config.ShadowsEntry
+	(*Remember)(nil),     // 6: streamsub.config.v1.Remember
+	nil,                  // 7: streamsub.config.v1.Config.HostsEntry
+	nil,                  // 8: streamsub.config.v1.Config.ShadowsEntry
 }
 var file_streamsub_config_v1_config_proto_depIdxs = []int32{
 	1, // 0: streamsub.config.v1.Config.rule_sets:type_name -> streamsub.config.v1.RuleSet
-	6, // 1: streamsub.config.v1.Config.hosts:type_name -> streamsub.config.v1.Config.HostsEntry
+	7, // 1: streamsub.config.v1.Config.hosts:type_name -> streamsub.config.v1.Config.HostsEntry
 	4, // 2: streamsub.config.v1.Config.header_filter:type_name -> streamsub.config.v1.HeaderFilter
-	7, // 3: streamsub.config.v1.Config.shadows:type_name -> streamsub.config.v1.Config.ShadowsEntry
-	3, // 4: streamsub.config.v1.RuleSet.rules:type_name -> streamsub.config.v1.Rule
-	2, // 5: streamsub.config.v1.RuleSet.tests:type_name -> streamsub.config.v1.RuleTest
-	5, // 6: streamsub.config.v1.HeaderFilter.request:type_name -> streamsub.config.v1.HeaderList
-	5, // 7: streamsub.config.v1.HeaderFilter.response:type_name -> streamsub.config.v1.HeaderList
-	8, // [8:8] is the sub-list for method output_type
-	8, // [8:8] is the sub-list for method input_type
-	8, // [8:8] is the sub-list for extension type_name
-	8, // [8:8] is the sub-list for extension extendee
-	0, // [0:8] is the sub-list for field type_name
+	8, // 3: streamsub.config.v1.Config.shadows:type_name -> streamsub.config.v1.Config.ShadowsEntry
+	6, // 4: streamsub.config.v1.Config.remember:type_name -> streamsub.config.v1.Remember
+	3, // 5: streamsub.config.v1.RuleSet.rules:type_name -> streamsub.config.v1.Rule
+	2, // 6: streamsub.config.v1.RuleSet.tests:type_name -> streamsub.config.v1.RuleTest
+	5, // 7: streamsub.config.v1.HeaderFilter.request:type_name -> streamsub.config.v1.HeaderList
+	5, // 8: streamsub.config.v1.HeaderFilter.response:type_name -> streamsub.config.v1.HeaderList
+	9, // [9:9] is the sub-list for method output_type
+	9, // [9:9] is the sub-list for method input_type
+	9, // [9:9] is the sub-list for extension type_name
+	9, // [9:9] is the sub-list for extension extendee
+	0, // [0:9] is the sub-list for field type_name
 }
 
 func init() { file_streamsub_config_v1_config_proto_init() }
@@ -649,13 +743,14 @@ func file_streamsub_config_v1_config_proto_init() {
 	file_streamsub_config_v1_config_proto_msgTypes[1].OneofWrappers = []any{}
 	file_streamsub_config_v1_config_proto_msgTypes[2].OneofWrappers = []any{}
 	file_streamsub_config_v1_config_proto_msgTypes[3].OneofWrappers = []any{}
+	file_streamsub_config_v1_config_proto_msgTypes[6].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_streamsub_config_v1_config_proto_rawDesc), len(file_streamsub_config_v1_config_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   8,
+			NumMessages:   9,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
