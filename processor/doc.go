@@ -7,6 +7,11 @@
 // servers, listeners, reloading or automata: the server wires it up and the
 // matcher does the bytes. design.md §2 lists the Envoy facts it relies on.
 //
+// With remember on in the config, it also remembers which rules matched the
+// last body of a response with a validator (remember.go), and skips the next
+// one like any other when none did and the validator is unchanged.
+//
 // Concurrency: a Processor is safe for concurrent use; each Process call
-// runs one stream whose state is owned by the calling goroutine alone.
+// runs one stream whose state is owned by the calling goroutine alone. The
+// memory is shared by all streams, behind one mutex.
 package processor

@@ -19,6 +19,7 @@ type Metrics struct {
 	Errors        *prometheus.CounterVec // by error token
 	ChunkSeconds  prometheus.Histogram
 	ShadowMetrics
+	Remember *RememberMetrics // the memory of bodies no rule matched
 }
 
 // NewMetrics creates the processor's collectors and registers them with reg
@@ -75,6 +76,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			// 1µs .. ~16ms: a 16 KiB chunk at 100 MB/s takes ~160µs.
 			Buckets: prometheus.ExponentialBuckets(1e-6, 2, 15),
 		}),
+		Remember: newRememberMetrics(),
 	}
 	m.ShadowMetrics = newShadowMetrics(reg)
 	for _, r := range skipReasons {
@@ -86,6 +88,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	if reg != nil {
 		reg.MustRegister(m.Streams, m.ActiveStreams, m.Rewritten, m.Skipped, m.BytesIn,
 			m.BytesOut, m.Replacements, m.CapExceeded, m.FastFallbacks, m.CacheGaveUp, m.Errors, m.ChunkSeconds)
+		reg.MustRegister(m.Remember.collectors()...)
 	}
 	return m
 }
@@ -94,7 +97,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 // see zeros rather than missing series.
 var (
 	skipReasons = []skipReason{skipNoRuleSet, skipUnknownRuleSet, skipHead, skipStatus,
-		skipBadStatus, skipNoBody, skipGRPC, skipContentType, skipContentEncoding, skipTrailers}
+		skipBadStatus, skipNoBody, skipGRPC, skipContentType, skipContentEncoding, skipTrailers, skipRememberedNoMatch}
 	errorTokens = []string{errOutOfOrder, errUnknownMessage, errPanic, errRecv, errSend, errBodyLost}
 )
 
@@ -109,5 +112,6 @@ func (m *Metrics) InitRuleSets(names ...string) {
 		m.CapExceeded.WithLabelValues(n)
 		m.FastFallbacks.WithLabelValues(n)
 		m.CacheGaveUp.WithLabelValues(n)
+		m.Remember.initRuleSet(n)
 	}
 }

@@ -39,6 +39,8 @@ type Processor struct {
 
 	shadowSeen atomic.Uint64 // responses a shadow could see (sampleShadow)
 	shadowLog  logLimiter    // the shadow difference log
+
+	memory memory // bodies no rule matched (remember.go)
 }
 
 // New returns a Processor. current is called once at the start of every

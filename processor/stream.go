@@ -50,6 +50,7 @@ type stream struct {
 	fallbacks int             // fast-path fallbacks already added to the metric
 	gaveUp    bool            // a DFA cache that gave up was counted
 	overflow  bool            // the cap overflow was logged and counted
+	recall    recall          // what the memory is to learn of this body (remember.go)
 	// Collectors of rs, looked up once per stream.
 	bytesIn, bytesOut prometheus.Counter
 
@@ -276,6 +277,7 @@ func (s *stream) responseHeaders(h *extprocv3.HttpHeaders) (*extprocv3.Processin
 	if reason == skipNoRuleSet {
 		reason = s.rsReason
 	}
+	reason = s.recallSkip(reason, f, headers)
 	s.decision = reason
 
 	s.removes = s.removes[:0]
@@ -376,6 +378,7 @@ func (s *stream) responseBody(b *extprocv3.HttpBody) (*extprocv3.ProcessingRespo
 	}
 	if b.GetEndOfStream() {
 		s.reportStats()
+		s.rememberBody()
 	}
 	// Always an explicit body, even empty: no mutation would pass the
 	// original chunk through.
