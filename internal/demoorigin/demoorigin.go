@@ -63,6 +63,9 @@ const (
 //	/comment?size=N HTML with an N-byte comment between two matches,
 //	                streamed in 4 KiB flushes (for the hold-back cap)
 //	/empty          200 text/html with an empty body
+//	/static/app.css, /static/app.js
+//	                64 KiB of CSS and JavaScript without a demo match,
+//	                with a strong ETag and Last-Modified
 //	/status/{code}  that status, text/html content type, no body
 func Handler() http.Handler {
 	mux := http.NewServeMux()
@@ -77,6 +80,7 @@ func Handler() http.Handler {
 	mux.HandleFunc("GET /slow", slow)
 	mux.HandleFunc("GET /comment", comment)
 	mux.HandleFunc("GET /empty", empty)
+	mux.HandleFunc("GET /static/{file}", staticRoute)
 	mux.HandleFunc("GET /status/{code}", status)
 	return mux
 }

@@ -9,9 +9,12 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/streamsub/streamsub/config/load"
 )
 
 func get(t *testing.T, srv *httptest.Server, method, path string, hdr http.Header) (*http.Response, []byte) {
@@ -309,5 +312,50 @@ func TestSplitCutsEveryMatch(t *testing.T) {
 		if len(cutAt) != len(m)-1 {
 			t.Errorf("%q is cut at %d of %d inner positions", m, len(cutAt), len(m)-1)
 		}
+	}
+}
+
+// TestStatic: the static files are served whole with their validators,
+// revalidate to 304, and carry nothing any rule set of the demo config
+// matches.
+func TestStatic(t *testing.T) {
+	srv := httptest.NewServer(Handler())
+	defer srv.Close()
+	cfg, err := load.File(filepath.Join("..", "..", "examples", "streamsub.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ name, ctype string }{
+		{"app.css", "text/css"},
+		{"app.js", "application/javascript"},
+	} {
+		body, etag := StaticFile(tc.name)
+		if len(body) != StaticSize || !strings.HasPrefix(etag, `"`) {
+			t.Fatalf("%s: %d bytes, etag %s; want %d bytes and a strong etag", tc.name, len(body), etag, StaticSize)
+		}
+		resp, got := get(t, srv, "GET", "/static/"+tc.name, nil)
+		if resp.StatusCode != 200 || !bytes.Equal(got, body) {
+			t.Errorf("%s: status %d, %d bytes; want 200 and the file", tc.name, resp.StatusCode, len(got))
+		}
+		h := resp.Header
+		if mt, _, _ := strings.Cut(h.Get("Content-Type"), ";"); mt != tc.ctype || h.Get("Etag") != etag ||
+			h.Get("Last-Modified") != Modified.Format(http.TimeFormat) || h.Get("Content-Length") != strconv.Itoa(StaticSize) {
+			t.Errorf("%s: headers %v", tc.name, h)
+		}
+		if resp, _ := get(t, srv, "GET", "/static/"+tc.name, http.Header{"If-None-Match": {etag}}); resp.StatusCode != 304 {
+			t.Errorf("%s: revalidation status %d, want 304", tc.name, resp.StatusCode)
+		}
+		for _, rs := range cfg.RuleSets {
+			st := rs.Compiled.NewStream()
+			st.Close(st.Write(nil, body))
+			for r, n := range st.RuleReplacements() {
+				if n != 0 {
+					t.Errorf("%s: rule %d of rule set %q matches it %d times", tc.name, r, rs.Name, n)
+				}
+			}
+		}
+	}
+	if resp, _ := get(t, srv, "GET", "/static/other.css", nil); resp.StatusCode != 404 {
+		t.Errorf("/static/other.css: status %d, want 404", resp.StatusCode)
 	}
 }
