@@ -48,4 +48,13 @@ func TestExampleConfig(t *testing.T) {
 	if c.ResponseHeaders.Contains("x-public") {
 		t.Error("x-public would be stripped")
 	}
+	// The static files of the demo origin are rewritten (so remembered).
+	for _, ct := range []string{"text/css", "application/javascript"} {
+		if !c.RuleSet("standard").AcceptsContentType(ct) {
+			t.Errorf("standard does not rewrite %s", ct)
+		}
+	}
+	if c.Remember.Entries == 0 {
+		t.Error("remember is off")
+	}
 }

@@ -172,6 +172,13 @@ func grpcHealthy(target string) error {
 // paths unique with a query string.
 func (s *stack) accessLog(t *testing.T, path string) string {
 	t.Helper()
+	return s.accessLogN(t, path, 1)
+}
+
+// accessLogN returns the access-log line of the nth request (from 1) whose
+// path is exactly path.
+func (s *stack) accessLogN(t *testing.T, path string, nth int) string {
+	t.Helper()
 	var line string
 	waitFor(t, "access log for "+path, nil, 30*time.Second, func() error {
 		f, err := os.Open(s.envoy.logPath)
@@ -181,13 +188,15 @@ func (s *stack) accessLog(t *testing.T, path string) string {
 		defer f.Close()
 		sc := bufio.NewScanner(f)
 		sc.Buffer(make([]byte, 64<<10), 1<<20)
-		for sc.Scan() {
+		for n := 0; sc.Scan(); {
 			if l := sc.Text(); strings.Contains(l, path+"\" ") {
-				line = l
-				return nil
+				if n++; n == nth {
+					line = l
+					return nil
+				}
 			}
 		}
-		return fmt.Errorf("no line for %s yet", path)
+		return fmt.Errorf("no line %d for %s yet", nth, path)
 	})
 	return line
 }
@@ -196,7 +205,13 @@ func (s *stack) accessLog(t *testing.T, path string) string {
 // "-" when no body chunk was sent to streamsub.
 func (s *stack) bodyCalls(t *testing.T, path string) string {
 	t.Helper()
-	l := s.accessLog(t, path)
+	return s.bodyCallsN(t, path, 1)
+}
+
+// bodyCallsN is bodyCalls for the nth request of path.
+func (s *stack) bodyCallsN(t *testing.T, path string, nth int) string {
+	t.Helper()
+	l := s.accessLogN(t, path, nth)
 	_, v, _ := strings.Cut(l, "ext_proc_body_calls=")
 	v, _, _ = strings.Cut(v, " ")
 	return v

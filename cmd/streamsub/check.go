@@ -84,6 +84,14 @@ func writeSummary(w io.Writer, cfg *config.Config) {
 	}
 	fmt.Fprintf(w, "  header filter: request %s; response %s\n",
 		presence(cfg.RequestHeaders != nil), presence(cfg.ResponseHeaders != nil))
+	switch r := cfg.Remember; {
+	case r.Entries == 0:
+		fmt.Fprintln(w, "  remember: off")
+	case r.VerifyOneIn == 0:
+		fmt.Fprintf(w, "  remember: %d entries for %v, never verified\n", r.Entries, r.TTL)
+	default:
+		fmt.Fprintf(w, "  remember: %d entries for %v, verify 1 in %d\n", r.Entries, r.TTL, r.VerifyOneIn)
+	}
 }
 
 // arrows lists a map's entries in key order, "key → value", separated by

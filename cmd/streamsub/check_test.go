@@ -20,6 +20,7 @@ hosts: {"*.example": more}
 shadows: {clone: more}
 header_filter: {request: {remove: [x-debug]}}
 max_buffered_bytes: 16
+remember: {entries: 50, ttl: 90s}
 `)
 	bad := writeFile(t, "bad.yaml", "rule_sets:\n  - name: s\n    rules:\n      - {literal: a, regx: b}\n")
 	failing := writeFile(t, "failing.yaml", "rule_sets:\n  - name: s\n    rules: [{literal: a, replace: b}]\n"+
@@ -38,6 +39,7 @@ max_buffered_bytes: 16
 			"  hosts: *.example → more\n",
 			"  shadows: clone → more (sample 1)\n",
 			"  header filter: request yes; response none\n",
+			"  remember: 50 entries for 1m30s, verify 1 in 100\n",
 		}, ""},
 		{"rejected", []string{"-config", bad}, 2, nil,
 			bad + ":4:22: rule_sets[0].rules[0].regx: unknown field (known: name, regex, literal, replace, once, ignore_case)"},

@@ -1,0 +1,80 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"bytes"
+	"net/http"
+	"strconv"
+	"testing"
+
+	"github.com/streamsub/streamsub/internal/demoorigin"
+)
+
+// TestRememberedStatic runs the demo config's remember section through
+// Envoy: a static file no rule matches is streamed once, then skipped with
+// its body identical, its content-length and validators intact and no body
+// call to streamsub; a page that matches is streamed every time.
+func TestRememberedStatic(t *testing.T) {
+	s := startStack(t, "")
+	c := newClient()
+	const remembered = `streamsub_bodies_skipped_total{reason="remembered_no_match"}`
+
+	for _, name := range []string{"app.css", "app.js"} {
+		t.Run(name, func(t *testing.T) {
+			file, etag := demoorigin.StaticFile(name)
+			path := unique("/static/" + name)
+			before := s.metric(t, remembered)
+
+			resp, body := do(t, c, "GET", s.envoy.url+path, nil)
+			if resp.StatusCode != 200 || !bytes.Equal(body, file) {
+				t.Fatalf("first response: status %d, %d bytes; want 200 and the file (%d bytes)", resp.StatusCode, len(body), len(file))
+			}
+			if calls := s.bodyCallsN(t, path, 1); calls == "-" {
+				t.Fatalf("first response: no body call to streamsub; it must be streamed to be remembered")
+			}
+			if resp.Header.Get("Etag") != "W/"+etag {
+				t.Errorf("first response: etag %q, want the weakened %q (streamed bodies may change)", resp.Header.Get("Etag"), "W/"+etag)
+			}
+
+			resp, body = do(t, c, "GET", s.envoy.url+path, nil)
+			if resp.StatusCode != 200 || !bytes.Equal(body, file) {
+				t.Fatalf("second response: status %d, %d bytes; want 200 and the file", resp.StatusCode, len(body))
+			}
+			if after := s.metric(t, remembered); after != before+1 {
+				t.Errorf("%s went %v → %v, want +1", remembered, before, after)
+			}
+			if calls := s.bodyCallsN(t, path, 2); calls != "-" {
+				t.Errorf("second response: %s body calls to streamsub, want none (-)", calls)
+			}
+			h := resp.Header
+			if h.Get("Content-Length") != strconv.Itoa(len(file)) || h.Get("Etag") != etag ||
+				h.Get("Last-Modified") != demoorigin.Modified.Format(http.TimeFormat) {
+				t.Errorf("second response: content-length %q, etag %q, last-modified %q; want the origin's %d, %s, %s",
+					h.Get("Content-Length"), h.Get("Etag"), h.Get("Last-Modified"),
+					len(file), etag, demoorigin.Modified.Format(http.TimeFormat))
+			}
+		})
+	}
+
+	t.Run("a page that matches is never skipped", func(t *testing.T) {
+		path := unique("/cached")
+		before := s.metric(t, remembered)
+		for i := 1; i <= 3; i++ {
+			resp, body := do(t, c, "GET", s.envoy.url+path, nil)
+			if want := standard.Replace(demoorigin.CachedHTML); resp.StatusCode != 200 || string(body) != want {
+				t.Fatalf("response %d: status %d, body %q; want 200, %q", i, resp.StatusCode, body, want)
+			}
+			if calls := s.bodyCallsN(t, path, i); calls == "-" {
+				t.Errorf("response %d: not streamed to streamsub", i)
+			}
+		}
+		if after := s.metric(t, remembered); after != before {
+			t.Errorf("%s went %v → %v, want unchanged", remembered, before, after)
+		}
+	})
+
+	if n := s.metric(t, "streamsub_remembered_entries"); n < 3 {
+		t.Errorf("streamsub_remembered_entries = %v, want at least 3 (app.css, app.js, /cached)", n)
+	}
+}
