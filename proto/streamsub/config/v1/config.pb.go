@@ -563,7 +563,7 @@ func (x *HeaderList) GetRemovePrefixes() []string {
 type Remember struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Responses remembered at most, least recently used forgotten first; 0
-	// turns the memory off. Each takes about 200 bytes plus its host, path
+	// turns the memory off. Each takes about 150 bytes plus its host, path
 	// and validator. At most 10000000.
 	Entries int64 `protobuf:"varint,1,opt,name=entries,proto3" json:"entries,omitempty"`
 	// How long a remembered body is trusted after it was last streamed, as
