@@ -18,7 +18,10 @@
 # and for (b) the ext_proc body calls per response (streamsub's metrics).
 # Cases: each page size of SIZES (/big: flushed every 32 KiB) and a trickle
 # row (/trickle: flushed every CHUNK bytes, PAUSE µs apart, so that the proxy
-# gets many small reads: many body calls), times each connection count.
+# gets many small reads: many body calls), times each connection count; and,
+# through (a) and (b) only, a static row: /static/app.css, 64 KiB that no rule
+# matches, with an etag, which streamsub remembers after the first response
+# (the config's remember section) and then skips without streaming it.
 #
 # It starts the demo stack with scripts/demo.sh (ports 8080, 50051, 9090,
 # 10000 and 9901 must be free) and nginx on two free ports from 18081, and
@@ -27,7 +30,8 @@
 # Environment (defaults): ROUNDS (3), DURATION (5s per wrk run), CONNS (16;
 # a list such as "32 1" runs each), CONNS1=1 (adds 1 connection to CONNS,
 # for latency), THREADS (2, at most CONNS), SIZES ("16384 262144 4194304"
-# bytes), TRICKLE (262144:1024:100, SIZE:CHUNK:PAUSE_US; empty for none), NGINX_WORKERS
+# bytes), TRICKLE (262144:1024:100, SIZE:CHUNK:PAUSE_US; empty for none), STATIC
+# (1: the static row; empty for none), NGINX_WORKERS
 # (2, as Envoy's --concurrency), STREAMSUB_CONFIG (examples/streamsub.yaml),
 # RESULTS (load-results/UTC-TIME), GO (go).
 set -euo pipefail
@@ -40,6 +44,7 @@ CONNS=${CONNS:-16}
 THREADS=${THREADS:-2}
 SIZES=${SIZES:-16384 262144 4194304}
 TRICKLE=${TRICKLE-262144:1024:100}
+STATIC=${STATIC-1}
 NGINX_WORKERS=${NGINX_WORKERS:-2}
 CONFIG=${STREAMSUB_CONFIG:-$ROOT/examples/streamsub.yaml}
 STAMP=$(date -u +%Y%m%dT%H%M%SZ)
@@ -69,7 +74,12 @@ if [[ -n $TRICKLE ]]; then
 		die "TRICKLE=$TRICKLE: want SIZE 1..64 MiB, CHUNK 1..1 MiB, PAUSE 0..10000 µs"
 	PAGES+=("trickle $tsize $tchunk $tpause")
 fi
-[[ ${#PAGES[@]} -gt 0 ]] || die "no pages: set SIZES or TRICKLE"
+case $STATIC in
+1) PAGES+=("static 65536 0 0") ;; # demoorigin.StaticSize
+'') ;;
+*) die "STATIC=$STATIC: want 1 or empty" ;;
+esac
+[[ ${#PAGES[@]} -gt 0 ]] || die "no pages: set SIZES, TRICKLE or STATIC"
 
 # Tools: wrk, nginx and its substitutions filter module from Debian.
 command -v wrk >/dev/null || { apt-get update -qq && apt-get install -y -qq wrk; }
@@ -142,7 +152,19 @@ for addr in "$SUB_ADDR" "$SUBS_ADDR"; do
 done
 
 path_of() { # path_of KIND SIZE CHUNK PAUSE
-	if [[ $1 == trickle ]]; then echo "/trickle?size=$2&chunk=$3&pause=$4"; else echo "/big?size=$2"; fi
+	case $1 in
+	trickle) echo "/trickle?size=$2&chunk=$3&pause=$4" ;;
+	static) echo "/static/app.css" ;;
+	*) echo "/big?size=$2" ;;
+	esac
+}
+targets_of() { # targets_of KIND: the targets that run its cases
+	if [[ $1 == static ]]; then echo "envoy streamsub"; else echo "${TARGETS[*]}"; fi
+}
+# remembered: streamsub's count of bodies skipped because it remembered that no rule matched them.
+remembered() {
+	curl -fsS http://127.0.0.1:9090/metrics |
+		awk '/^streamsub_bodies_skipped_total\{reason="remembered_no_match"\} / { n = $2 } END { printf "%.0f\n", n }'
 }
 url_of() { # url_of TARGET PATH
 	case $1 in
@@ -177,12 +199,25 @@ for page in "${PAGES[@]}"; do
 	d=$WORK/bodies/$kind-$size
 	curl -fsS -o "$d.origin" "http://127.0.0.1:8080$path" || die "GET origin $path failed"
 	"$BIN" apply -config "$CONFIG" -ruleset "$RULESET" -o "$d.want" "$d.origin" || die "streamsub apply failed"
-	cmp -s "$d.origin" "$d.want" && die "$path: rule set $RULESET changes nothing in it"
-	for t in "${TARGETS[@]}"; do
+	if [[ $kind == static ]]; then
+		cmp -s "$d.origin" "$d.want" || die "$path: rule set $RULESET changes it; the static row needs a file no rule matches"
+	else
+		cmp -s "$d.origin" "$d.want" && die "$path: rule set $RULESET changes nothing in it"
+	fi
+	for t in $(targets_of "$kind"); do
 		curl -fsS -o "$d.$t" "$(url_of "$t" "$path")" || die "GET $t $path failed"
 	done
 	cmp -s "$d.origin" "$d.envoy" || differs "$d.origin" "$d.envoy" "(a) Envoy $path (must be the origin's)"
 	cmp -s "$d.want" "$d.streamsub" || differs "$d.want" "$d.streamsub" "(b) Envoy + streamsub $path"
+	if [[ $kind == static ]]; then
+		# The first response taught streamsub that no rule matches: the next is skipped.
+		r0=$(remembered)
+		curl -fsS -o "$d.streamsub2" "$(url_of streamsub "$path")" || die "GET streamsub $path failed"
+		cmp -s "$d.origin" "$d.streamsub2" || differs "$d.origin" "$d.streamsub2" "(b) Envoy + streamsub $path, remembered"
+		[[ $(remembered) -gt $r0 ]] || die "(b) $path: not skipped the second time (is remember on in $CONFIG?)"
+		echo "checked $path: (a) = (b) = origin = streamsub apply ($size bytes); (b) remembered it and skipped the second response"
+		continue
+	fi
 	cmp -s "$d.streamsub" "$d.sub_filter" || differs "$d.streamsub" "$d.sub_filter" "(c) nginx sub_filter $path (semantics differ from streamsub's)"
 	cmp -s "$d.streamsub" "$d.subs_filter" || differs "$d.streamsub" "$d.subs_filter" "(d) nginx subs_filter $path (semantics differ from streamsub's)"
 	echo "checked $path: (a) = origin ($size bytes); (b) = (c) = (d) = streamsub apply ($(wc -c <"$d.want") bytes)"
@@ -253,7 +288,10 @@ run() {
 TSV=$RESULTS/results.tsv
 printf 'round\tpage\tsize\tchunk\tpause_us\tconns\ttarget\trequests\tseconds\trps\tp50_ms\tp99_ms\terrors\tproxy_cpu_us\tstreamsub_cpu_us\torigin_cpu_us\tbody_calls\n' >"$TSV"
 nconns=$(wc -w <<<"$CONNS")
-total=$((ROUNDS * ${#PAGES[@]} * nconns * ${#TARGETS[@]}))
+total=0
+for page in "${PAGES[@]}"; do
+	total=$((total + ROUNDS * nconns * $(targets_of "${page%% *}" | wc -w)))
+done
 LOAD_START=$(cut -d' ' -f1-3 /proc/loadavg)
 awk -v n="$(nproc)" '$1 > n { printf "load: load average %s on %d cores: the machine is busy, the figures will be noisy\n", $1, n > "/dev/stderr" }' /proc/loadavg
 echo "rule set \"$RULESET\" of ${CONFIG#"$ROOT"/}; nginx sub_filter on $SUB_ADDR, subs_filter on $SUBS_ADDR"
@@ -268,7 +306,7 @@ for round in $(seq 1 "$ROUNDS"); do
 	for page in "${PAGES[@]}"; do
 		read -r kind size chunk pause <<<"$page"
 		for conns in $CONNS; do
-			for t in "${TARGETS[@]}"; do
+			for t in $(targets_of "$kind"); do
 				line=$(run "$round" "$kind" "$size" "$chunk" "$pause" "$conns" "$t")
 				echo "$line" >>"$TSV"
 				n=$((n + 1))
@@ -295,7 +333,7 @@ subtitle="wrk -t$THREADS -c{$CONNS} -d$DURATION, $rounds interleaved, loopback; 
 {
 	echo "# Through-proxy benchmark, $STAMP"
 	echo
-	echo "- Command: \`ROUNDS=$ROUNDS DURATION=$DURATION CONNS=\"$CONNS\" THREADS=$THREADS SIZES=\"$SIZES\" TRICKLE=$TRICKLE make load\` at commit $commit."
+	echo "- Command: \`ROUNDS=$ROUNDS DURATION=$DURATION CONNS=\"$CONNS\" THREADS=$THREADS SIZES=\"$SIZES\" TRICKLE=$TRICKLE STATIC=$STATIC make load\` at commit $commit."
 	echo "- Machine: $(nproc) × $cpu, $mem, Linux $(uname -r); load average $LOAD_START at the start, $LOAD_END at the end."
 	echo "- Software: Envoy $envoy_v (--concurrency 2), nginx $nginx_v ($NGINX_WORKERS workers), $wrk_v, $("$GO" version | cut -d' ' -f3)."
 	echo "- Rules: rule set \"$RULESET\" of ${CONFIG#"$ROOT"/}, the same in nginx ([nginx.conf](nginx.conf)); before timing, (a)'s body was the origin's and (b), (c), (d) were byte-identical to \`streamsub apply\` on every page."

@@ -43,18 +43,21 @@ type Run struct {
 
 // Case is what a run requests: a page and a connection count.
 type Case struct {
-	// Page is "big" (flushed every 32 KiB) or "trickle" (flushed every
-	// Chunk bytes, Pause µs apart).
+	// Page is "big" (flushed every 32 KiB), "trickle" (flushed every
+	// Chunk bytes, Pause µs apart) or "static" (a file no rule matches,
+	// which streamsub remembers and skips).
 	Page         string
 	Size         int64
 	Chunk, Pause int
 	Conns        int
 }
 
-// Label names the case's page: "256 KiB", "256 KiB, 1 KiB flushes" or
-// "256 KiB, 1 KiB every 100 µs".
+// Label names the case's page: "256 KiB", "256 KiB, 1 KiB flushes",
+// "256 KiB, 1 KiB every 100 µs" or "64 KiB CSS, remembered no match".
 func (c Case) Label() string {
 	switch {
+	case c.Page == "static":
+		return Bytes(c.Size) + " CSS, remembered no match"
 	case c.Page != "trickle":
 		return Bytes(c.Size)
 	case c.Pause > 0:
@@ -133,8 +136,8 @@ func Parse(r io.Reader) ([]Run, error) {
 		if p.err != nil {
 			return nil, fmt.Errorf("line %d: %w", line, p.err)
 		}
-		if run.Page != "big" && run.Page != "trickle" {
-			return nil, fmt.Errorf("line %d: page %q, want big or trickle", line, run.Page)
+		if run.Page != "big" && run.Page != "trickle" && run.Page != "static" {
+			return nil, fmt.Errorf("line %d: page %q, want big, trickle or static", line, run.Page)
 		}
 		runs = append(runs, run)
 	}

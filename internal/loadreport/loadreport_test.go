@@ -13,13 +13,17 @@ func TestParse(t *testing.T) {
 	in := header +
 		"1\tbig\t16384\t0\t0\t16\tenvoy\t1000\t2.00\t500.5\t1.5\t9.25\t0\t20000\t-\t8000\t-\n" +
 		"\n" +
-		"1\ttrickle\t262144\t1024\t100\t16\tstreamsub\t40\t2.01\t19.9\t700\t900\t3\t9000\t12000\t4000\t180.5\n"
+		"1\ttrickle\t262144\t1024\t100\t16\tstreamsub\t40\t2.01\t19.9\t700\t900\t3\t9000\t12000\t4000\t180.5\n" +
+		"1\tstatic\t65536\t0\t0\t16\tstreamsub\t900\t2.00\t450\t1.0\t2.0\t0\t9000\t100\t4000\t-\n"
 	runs, err := Parse(strings.NewReader(in))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(runs) != 2 {
-		t.Fatalf("%d runs, want 2", len(runs))
+	if len(runs) != 3 {
+		t.Fatalf("%d runs, want 3", len(runs))
+	}
+	if c := runs[2]; c.Case != (Case{"static", 65536, 0, 0, 16}) || c.StreamsubCPU != 100 || !math.IsNaN(c.BodyCalls) {
+		t.Errorf("run 3 = %+v", c)
 	}
 	a, b := runs[0], runs[1]
 	if a.Case != (Case{"big", 16384, 0, 0, 16}) || a.Target != "envoy" || a.Requests != 1000 || a.RPS != 500.5 || a.P99 != 9.25 ||
@@ -177,6 +181,7 @@ func TestLabel(t *testing.T) {
 		{Case{Page: "big", Size: 4 << 20}, "4 MiB"},
 		{Case{Page: "trickle", Size: 256 << 10, Chunk: 1024}, "256 KiB, 1 KiB flushes"},
 		{Case{Page: "trickle", Size: 256 << 10, Chunk: 100, Pause: 50}, "256 KiB, 100 B every 50 µs"},
+		{Case{Page: "static", Size: 64 << 10}, "64 KiB CSS, remembered no match"},
 	}
 	for _, tc := range tests {
 		if got := tc.c.Label(); got != tc.want {
