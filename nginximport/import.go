@@ -17,7 +17,12 @@
 // is a Problem naming the directive's file:line and the reason; what
 // translates but may behave differently for some inputs is a Warning. The
 // output always holds every translated rule, and the untranslated ones as
-// comments: whether a Problem stops the import is the caller's choice.
+// comments: whether a Problem stops the import is the caller's choice. A
+// warning about how rules rewrite names the rule sets it affects, so that
+// a caller can tell which bodies may differ from nginx's.
+//
+// ReadExamples and Result.AddTests turn pages nginx served (a body from
+// the origin and nginx's output for it) into self-tests of a rule set.
 package nginximport
 
 import (

@@ -206,7 +206,7 @@ func (im *importer) setWarnings(s *ruleSet) {
 		mods = append(mods, b.mod.String())
 	}
 	if why := modulesMeet(s.blocks); why != "" {
-		im.warnSet(s, pos, fmt.Sprintf("rules of %s apply here: nginx runs the modules one after another, each on the previous one's output; streamsub applies all rules in one pass, and %s", andList(mods), why))
+		im.warnSet(s, pos, fmt.Sprintf("rules of %s apply here: nginx runs the modules one after another, each on the previous one's output, where streamsub applies all rules in one pass; this can differ because %s", andList(mods), why))
 	}
 	var first []string
 	for i, b := range s.blocks {
@@ -231,20 +231,20 @@ func (im *importer) setWarnings(s *ruleSet) {
 func modulesMeet(blocks []*block) string {
 	for i, a := range blocks {
 		if a.mod == replaceFilter {
-			return "replace_filter rules are regexes"
+			return "replace_filter's rules are regexes (the import compares fixed strings only)"
 		}
 		for _, b := range blocks[i+1:] {
 			if b.mod == replaceFilter {
-				return "replace_filter rules are regexes"
+				return "replace_filter's rules are regexes (the import compares fixed strings only)"
 			}
 			for _, ra := range a.rules {
 				for _, rb := range b.rules {
 					switch {
 					case ra.problem != "" || rb.problem != "":
 					case !ra.literal:
-						return fmt.Sprintf("the rule at %s is a regex", ra.dir.Pos)
+						return fmt.Sprintf("the rule at %s is a regex (the import compares fixed strings only)", ra.dir.Pos)
 					case !rb.literal:
-						return fmt.Sprintf("the rule at %s is a regex", rb.dir.Pos)
+						return fmt.Sprintf("the rule at %s is a regex (the import compares fixed strings only)", rb.dir.Pos)
 					case meet(ra, rb) != meetNever || meet(rb, ra) != meetNever:
 						return fmt.Sprintf("the rules at %s and %s can meet (their strings overlap, or one's replacement makes or breaks a match of the other)", ra.dir.Pos, rb.dir.Pos)
 					}
