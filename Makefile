@@ -43,8 +43,9 @@ proto:
 demo: build envoy
 	bash scripts/demo.sh
 
-# test runs everything: vet, unit tests, bounded fuzzing, e2e through Envoy.
-test: tools envoy vet unit fuzz e2e
+# test runs everything: vet, unit tests (those comparing with the real nginx
+# included), bounded fuzzing, e2e through Envoy.
+test: tools envoy nginx vet unit fuzz e2e
 
 vet:
 	@out=$$(gofmt -l $$(git ls-files '*.go' | grep -v '\.pb\.go$$')); \
@@ -80,7 +81,8 @@ wrk:
 	@command -v wrk >/dev/null || { apt-get update -qq && apt-get install -y -qq wrk; }
 
 # nginx and its substitutions filter module (subs_filter) come from Debian's
-# packages: the comparison targets of `make load`.
+# packages: the comparison targets of `make load`, and of the tests that run
+# the real nginx (TestImportMatchesNginx, internal/nginxconf).
 nginx:
 	@{ command -v nginx >/dev/null && [ -e /usr/lib/nginx/modules/ngx_http_subs_filter_module.so ]; } || \
 	  { apt-get update -qq && apt-get install -y -qq nginx libnginx-mod-http-subs-filter; }

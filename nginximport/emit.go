@@ -10,9 +10,9 @@ import (
 	yaml "go.yaml.in/yaml/v3"
 )
 
-// yaml writes the configuration file, in the schema of
+// document builds the configuration file, in the schema of
 // proto/streamsub/config/v1, with comments.
-func (im *importer) yaml() ([]byte, error) {
+func (im *importer) document() *yaml.Node {
 	root := mapping(yaml.Style(0))
 	sets := &yaml.Node{Kind: yaml.SequenceNode}
 	for _, s := range im.sets {
@@ -40,8 +40,12 @@ func (im *importer) yaml() ([]byte, error) {
 		"Imported from " + commentText(im.source) + " by `streamsub import-nginx`.",
 		"The comment after each rule names the nginx directive it was translated from.",
 	}
-	doc := &yaml.Node{Kind: yaml.DocumentNode, Content: []*yaml.Node{root},
+	return &yaml.Node{Kind: yaml.DocumentNode, Content: []*yaml.Node{root},
 		HeadComment: strings.Join(append(head, im.fileProblems...), "\n")}
+}
+
+// encode writes a document built by document.
+func encode(doc *yaml.Node) ([]byte, error) {
 	var buf bytes.Buffer
 	enc := yaml.NewEncoder(&buf)
 	enc.SetIndent(2)
@@ -156,7 +160,16 @@ func add(m *yaml.Node, key string, value *yaml.Node) {
 	m.Content = append(m.Content, str(key), value)
 }
 
-func str(v string) *yaml.Node { return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: v} }
+// str is a string scalar. The YAML library writes a multi-line string as a
+// block scalar, which its own parser rejects when the first line starts
+// with a tab: such a string is double-quoted.
+func str(v string) *yaml.Node {
+	n := &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: v}
+	if strings.HasPrefix(v, "\t") && strings.Contains(v, "\n") {
+		n.Style = yaml.DoubleQuotedStyle
+	}
+	return n
+}
 
 func boolean(v bool) *yaml.Node {
 	return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!bool", Value: strconv.FormatBool(v)}

@@ -3,6 +3,7 @@ package nginximport
 import (
 	"bytes"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -32,7 +33,11 @@ func TestGolden(t *testing.T) {
 			loadConfig(t, res.YAML, name+".yaml")
 			var diag bytes.Buffer
 			for _, w := range res.Warnings {
-				diag.WriteString("warning: " + w.String() + "\n")
+				diag.WriteString("warning: " + w.String())
+				if w.Affects != nil {
+					fmt.Fprintf(&diag, " [affects %q]", w.Affects)
+				}
+				diag.WriteString("\n")
 			}
 			for _, p := range res.Problems {
 				diag.WriteString("untranslated: " + p.String() + "\n")

@@ -17,16 +17,24 @@
 // is a Problem naming the directive's file:line and the reason; what
 // translates but may behave differently for some inputs is a Warning. The
 // output always holds every translated rule, and the untranslated ones as
-// comments: whether a Problem stops the import is the caller's choice.
+// comments: whether a Problem stops the import is the caller's choice. A
+// warning about how rules rewrite names the rule sets it affects, so that
+// a caller can tell which bodies may differ from nginx's.
+//
+// ReadExamples and Result.AddTests turn pages nginx served (a body from
+// the origin and nginx's output for it) into self-tests of a rule set.
 package nginximport
 
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"unicode"
+
+	yaml "go.yaml.in/yaml/v3"
 
 	"github.com/streamsub/streamsub/nginxparse"
 )
@@ -35,6 +43,12 @@ import (
 type Diagnostic struct {
 	Pos nginxparse.Pos
 	Msg string
+	// Affects names, for a warning about how rules match and replace, the
+	// rule sets whose rewritten bodies may differ from nginx's because of
+	// it, in output order. It is nil for problems and for warnings about
+	// which responses are rewritten (status), the hosts map, the
+	// hold-back buffer and ignored directives.
+	Affects []string
 }
 
 func (d Diagnostic) String() string { return d.Pos.String() + ": " + d.Msg }
@@ -51,6 +65,11 @@ type Result struct {
 	Warnings []Diagnostic
 	// RuleSets and Rules count what YAML holds (rules before extends).
 	RuleSets, Rules int
+	// Names are the names of the rule sets, in output order: the first is
+	// the default.
+	Names []string
+
+	doc *yaml.Node // what YAML encodes, for AddTests
 }
 
 // Import reads the nginx configuration in file name (and the files it
@@ -66,7 +85,9 @@ func Import(files nginxparse.Files, name string) (*Result, error) {
 		source: name,
 		http:   &level{kind: httpLevel, pos: nginxparse.Pos{File: name, Line: 1}},
 		blocks: map[blockKey]*block{},
-		seen:   map[Diagnostic]bool{},
+		seen:   map[diagKey]*warning{},
+
+		seenProblem: map[diagKey]bool{},
 	}
 	im.top(dirs)
 	if len(im.errs) > 0 {
@@ -93,8 +114,11 @@ type importer struct {
 	perRoute  []routeSet
 	maxBuf    *setting[int64]
 
-	problems, warnings []Diagnostic
-	seen               map[Diagnostic]bool
+	problems []Diagnostic
+	warnings []*warning
+	seen     map[diagKey]*warning
+	// seenProblem records the problems, to record each once.
+	seenProblem map[diagKey]bool
 	// fileProblems are problems no rule set holds (rules inside if blocks).
 	fileProblems []string
 }
@@ -130,27 +154,74 @@ func (im *importer) errorf(pos nginxparse.Pos, format string, args ...any) {
 	im.errs = append(im.errs, &nginxparse.Error{Pos: pos, Err: fmt.Errorf(format, args...)})
 }
 
-// warn records a warning once.
-func (im *importer) warn(pos nginxparse.Pos, msg string) {
-	d := Diagnostic{pos, msg}
-	if !im.seen[d] {
-		im.seen[d] = true
-		im.warnings = append(im.warnings, d)
+// diagKey identifies a diagnostic, to record each once.
+type diagKey struct {
+	pos nginxparse.Pos
+	msg string
+}
+
+// warning is a warning and what it is about: the blocks and rule sets
+// whose rules it concerns, resolved to rule set names in result.
+type warning struct {
+	Diagnostic
+	blocks []*block
+	sets   []*ruleSet
+}
+
+// warn records a warning once; its Affects stays nil.
+func (im *importer) warn(pos nginxparse.Pos, msg string) *warning {
+	k := diagKey{pos, msg}
+	w := im.seen[k]
+	if w == nil {
+		w = &warning{Diagnostic: Diagnostic{Pos: pos, Msg: msg}}
+		im.seen[k] = w
+		im.warnings = append(im.warnings, w)
 	}
+	return w
+}
+
+// warnBlock records a warning about how the rules of b match and replace:
+// it affects every rule set that includes b.
+func (im *importer) warnBlock(b *block, pos nginxparse.Pos, msg string) {
+	w := im.warn(pos, msg)
+	w.blocks = append(w.blocks, b)
+}
+
+// warnSet records a warning about how the rules of s match and replace.
+func (im *importer) warnSet(s *ruleSet, pos nginxparse.Pos, msg string) {
+	w := im.warn(pos, msg)
+	w.sets = append(w.sets, s)
+}
+
+// affects names the rule sets a warning concerns, in output order: those
+// it names, those that include its blocks, and the shared rule set that
+// holds a block.
+func (im *importer) affects(w *warning) []string {
+	var names []string
+	for _, s := range im.sets {
+		hit := slices.Contains(w.sets, s)
+		for _, b := range w.blocks {
+			hit = hit || b.group == s || slices.Contains(b.sets, s)
+		}
+		if hit {
+			names = append(names, s.name)
+		}
+	}
+	return names
 }
 
 // problem records an untranslatable directive once, and its comment in
 // set (or in the file's head comment when set is nil).
 func (im *importer) problem(set *ruleSet, d *nginxparse.Directive, why string) {
-	diag := Diagnostic{d.Pos, why}
+	diag := Diagnostic{Pos: d.Pos, Msg: why}
 	comment := commentText(fmt.Sprintf("UNTRANSLATED %s %s: %s", d.Pos, d.String(), why))
 	if set != nil {
 		set.problems = appendUnique(set.problems, comment)
 	} else {
 		im.fileProblems = appendUnique(im.fileProblems, comment)
 	}
-	if !im.seen[diag] {
-		im.seen[diag] = true
+	if k := (diagKey{d.Pos, why}); !im.seenProblem[k] {
+		im.seenProblem[k] = true
 		im.problems = append(im.problems, diag)
 	}
 }
@@ -172,11 +243,20 @@ func commentText(s string) string {
 
 // result builds the Result once the rule sets are built.
 func (im *importer) result() (*Result, error) {
-	out, err := im.yaml()
+	doc := im.document()
+	out, err := encode(doc)
 	if err != nil {
 		return nil, err
 	}
-	res := &Result{YAML: out, Problems: im.problems, Warnings: im.warnings, RuleSets: len(im.sets)}
+	res := &Result{YAML: out, Problems: im.problems, RuleSets: len(im.sets), doc: doc}
+	for _, s := range im.sets {
+		res.Names = append(res.Names, s.name)
+	}
+	for _, w := range im.warnings {
+		d := w.Diagnostic
+		d.Affects = im.affects(w)
+		res.Warnings = append(res.Warnings, d)
+	}
 	for _, s := range im.sets {
 		for _, b := range s.own {
 			res.Rules += b.translated()

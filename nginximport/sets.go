@@ -205,7 +205,9 @@ func (im *importer) setWarnings(s *ruleSet) {
 	for _, b := range s.blocks {
 		mods = append(mods, b.mod.String())
 	}
-	im.warn(pos, fmt.Sprintf("rules of %s apply here: nginx runs the modules one after another, each on the previous one's output; streamsub applies all rules in one pass", andList(mods)))
+	if why := modulesMeet(s.blocks); why != "" {
+		im.warnSet(s, pos, fmt.Sprintf("rules of %s apply here: nginx runs the modules one after another, each on the previous one's output, where streamsub applies all rules in one pass; this can differ because %s", andList(mods), why))
+	}
 	var first []string
 	for i, b := range s.blocks {
 		types := []string{defaultContentType}
@@ -215,10 +217,42 @@ func (im *importer) setWarnings(s *ruleSet) {
 		if i == 0 {
 			first = types
 		} else if !sameSet(first, types) {
-			im.warn(pos, fmt.Sprintf("the modules here rewrite different content types; the rule set rewrites all of them with all its rules: %s", strings.Join(s.types, ", ")))
+			im.warnSet(s, pos, fmt.Sprintf("the modules here rewrite different content types; the rule set rewrites all of them with all its rules: %s", strings.Join(s.types, ", ")))
 			return
 		}
 	}
+}
+
+// modulesMeet says how running the blocks' modules one after another (in
+// an order this does not assume) can give another output than one pass,
+// or returns "" when it cannot: every rule is a fixed string of sub_filter
+// or subs_filter, and no rule of one module meets a rule of another in
+// either order. replace_filter's place in the chain is not known here.
+func modulesMeet(blocks []*block) string {
+	for i, a := range blocks {
+		if a.mod == replaceFilter {
+			return "replace_filter's rules are regexes (the import compares fixed strings only)"
+		}
+		for _, b := range blocks[i+1:] {
+			if b.mod == replaceFilter {
+				return "replace_filter's rules are regexes (the import compares fixed strings only)"
+			}
+			for _, ra := range a.rules {
+				for _, rb := range b.rules {
+					switch {
+					case ra.problem != "" || rb.problem != "":
+					case !ra.literal:
+						return fmt.Sprintf("the rule at %s is a regex (the import compares fixed strings only)", ra.dir.Pos)
+					case !rb.literal:
+						return fmt.Sprintf("the rule at %s is a regex (the import compares fixed strings only)", rb.dir.Pos)
+					case meet(ra, rb) != meetNever || meet(rb, ra) != meetNever:
+						return fmt.Sprintf("the rules at %s and %s can meet (their strings overlap, or one's replacement makes or breaks a match of the other)", ra.dir.Pos, rb.dir.Pos)
+					}
+				}
+			}
+		}
+	}
+	return ""
 }
 
 // andList joins items as "a, b and c".

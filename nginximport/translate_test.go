@@ -277,3 +277,27 @@ func TestHostPatterns(t *testing.T) {
 		}
 	}
 }
+
+func TestMeet(t *testing.T) {
+	lit := func(pattern, replace string) *rule { return &rule{pattern: pattern, replace: replace, literal: true} }
+	tests := []struct {
+		first, second *rule
+		want          int
+	}{
+		{lit("http://a.example", "https://a.example"), lit("cdn.example", "cdn.clone"), meetNever},
+		{lit("abc", "x"), lit("bcd", "y"), meetMatches}, // "abcd"
+		{lit("abc", "x"), lit("b", "y"), meetMatches},   // contained
+		{lit("ABC", "x"), lit("cde", "y"), meetMatches}, // case is ignored
+		{lit("a", "bc"), lit("cd", "y"), meetOutput},    // "a" + "d" → "bcd"
+		{lit("a", "Xb"), lit("xbz", "y"), meetOutput},   // contains a replacement's end
+		{lit("b", ""), lit("ac", "y"), meetOutput},      // "abc" → "ac"
+		{lit("a", "b"), lit("c", "d"), meetNever},
+		{lit("http", "https"), lit("tps", "x"), meetMatches}, // "https" has both
+		{lit("http", "https"), lit("s:/", "x"), meetOutput},
+	}
+	for _, tc := range tests {
+		if got := meet(tc.first, tc.second); got != tc.want {
+			t.Errorf("meet(%q→%q, %q→%q) = %d, want %d", tc.first.pattern, tc.first.replace, tc.second.pattern, tc.second.replace, got, tc.want)
+		}
+	}
+}

@@ -3,8 +3,9 @@
 //
 // It tokenizes as nginx does (bare and quoted words, backslash escapes,
 // comments, "${var}" in bare words), follows `include` (relative paths
-// against the directory of the including file; globs as nginx expands
-// them, in sorted order, a glob that matches nothing being no error) and
+// against the directory of the main file, nginx's configuration prefix,
+// whichever file includes them; globs as nginx expands them, in sorted
+// order, a glob that matches nothing being no error) and
 // skips the Lua code of OpenResty's *_by_lua_block directives. It knows no
 // directive's meaning beyond include: that is the caller's business.
 //
@@ -21,7 +22,7 @@ import (
 )
 
 // Pos is where a directive is written: file name (as given, or joined to
-// the including file's directory) and 1-based line.
+// the main file's directory) and 1-based line.
 type Pos struct {
 	File string
 	Line int
@@ -84,7 +85,7 @@ func ParseFile(files Files, name string) ([]*Directive, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &parser{files: files, stack: []string{name}}
+	p := &parser{files: files, stack: []string{name}, prefix: filepath.Dir(name)}
 	return p.file(name, data)
 }
 
@@ -99,6 +100,9 @@ func Parse(name string, data []byte) ([]*Directive, error) {
 type parser struct {
 	files Files
 	stack []string // the files being parsed, outermost first
+	// prefix is the main file's directory, against which nginx resolves
+	// relative include paths (its conf prefix).
+	prefix string
 }
 
 func (p *parser) file(name string, data []byte) ([]*Directive, error) {
@@ -184,7 +188,7 @@ func (p *parser) include(d *Directive) ([]*Directive, error) {
 	}
 	pattern := d.Args[0]
 	if !filepath.IsAbs(pattern) {
-		pattern = filepath.Join(filepath.Dir(d.Pos.File), pattern)
+		pattern = filepath.Join(p.prefix, pattern)
 	}
 	names := []string{pattern}
 	if strings.ContainsAny(pattern, "*?[") {

@@ -127,12 +127,14 @@ func TestParseErrors(t *testing.T) {
 
 func TestParseFileIncludes(t *testing.T) {
 	files := fstest.MapFS{
-		"conf/nginx.conf":           {Data: []byte("http {\n  include mime.types;\n  include sites/*.conf;\n  include none/*.conf;\n}\n")},
-		"conf/mime.types":           {Data: []byte("types { text/html html; }\n")},
-		"conf/sites/b.conf":         {Data: []byte("server { server_name b; include ../snippets/common.conf; }\n")},
-		"conf/sites/a.conf":         {Data: []byte("\nserver { server_name a; }\n")},
-		"conf/sites/skip.txt":       {Data: []byte("not nginx {")},
-		"conf/snippets/common.conf": {Data: []byte("# shared\nsub_filter x y;\n")},
+		"conf/nginx.conf": {Data: []byte("http {\n  include mime.types;\n  include sites/*.conf;\n  include none/*.conf;\n}\n")},
+		"conf/mime.types": {Data: []byte("types { text/html html; }\n")},
+		// Relative to the main file's directory, as nginx resolves it.
+		"conf/sites/b.conf":               {Data: []byte("server { server_name b; include snippets/common.conf; }\n")},
+		"conf/sites/snippets/common.conf": {Data: []byte("not this one {")},
+		"conf/sites/a.conf":               {Data: []byte("\nserver { server_name a; }\n")},
+		"conf/sites/skip.txt":             {Data: []byte("not nginx {")},
+		"conf/snippets/common.conf":       {Data: []byte("# shared\nsub_filter x y;\n")},
 	}
 	dirs, err := ParseFile(files, "conf/nginx.conf")
 	if err != nil {
@@ -160,8 +162,8 @@ func TestParseFileIncludeErrors(t *testing.T) {
 			`n.conf:2: include "x.conf": open x.conf: file does not exist`, true},
 		{"cycle", fstest.MapFS{
 			"n.conf":   {Data: []byte("include d/a.conf;")},
-			"d/a.conf": {Data: []byte("\ninclude b.conf;")},
-			"d/b.conf": {Data: []byte("include ../n.conf;")},
+			"d/a.conf": {Data: []byte("\ninclude d/b.conf;")},
+			"d/b.conf": {Data: []byte("include n.conf;")},
 		}, "d/b.conf:1: include cycle: n.conf -> d/a.conf -> d/b.conf -> n.conf", false},
 		{"self through a glob", fstest.MapFS{"n.conf": {Data: []byte("include *.conf;")}},
 			"n.conf:1: include cycle: n.conf -> n.conf", false},

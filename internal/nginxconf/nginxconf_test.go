@@ -9,12 +9,11 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
+	"github.com/streamsub/streamsub/internal/nginxrun"
 	"github.com/streamsub/streamsub/matcher"
 )
 
@@ -122,14 +121,7 @@ func TestWriteDirectives(t *testing.T) {
 // compares both servers' bodies with the matcher's: rules with quotes,
 // backslashes and nginx syntax in them must reach the modules unchanged.
 func TestNginxRewritesLikeStreamsub(t *testing.T) {
-	const module = "/usr/lib/nginx/modules/ngx_http_subs_filter_module.so"
-	nginx, err := exec.LookPath("nginx")
-	if err != nil {
-		t.Skip("nginx not installed")
-	}
-	if _, err := os.Stat(module); err != nil {
-		t.Skip("subs_filter module not installed")
-	}
+	nginx, module := nginxrun.Binaries(t)
 	rules := []matcher.Rule{
 		lit("url", "https://www.example.com", "https://clone.example.net"),
 		lit("host", "www.example.com", "clone.example.net"),
@@ -169,17 +161,7 @@ func TestNginxRewritesLikeStreamsub(t *testing.T) {
 	if err := os.WriteFile(confPath, conf.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(nginx, "-p", dir, "-c", confPath, "-e", filepath.Join(dir, "error.log"))
-	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	defer func() {
-		cmd.Process.Signal(os.Interrupt)
-		<-exited
-	}()
+	srv := nginxrun.Start(t, nginx, dir, confPath)
 
 	st := rs.NewStream()
 	want := string(st.Close(st.Write(nil, []byte(page.String()))))
@@ -188,7 +170,7 @@ func TestNginxRewritesLikeStreamsub(t *testing.T) {
 	}
 	for _, listen := range []string{p.SubListen, p.SubsListen} {
 		sock := strings.TrimPrefix(listen, "unix:")
-		waitListening(t, sock, exited, dir)
+		srv.WaitListening(t, "unix", sock)
 		client := &http.Client{Transport: &http.Transport{
 			DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
 				return (&net.Dialer{}).DialContext(ctx, "unix", sock)
@@ -211,24 +193,4 @@ func TestNginxRewritesLikeStreamsub(t *testing.T) {
 			}
 		}
 	}
-}
-
-// waitListening waits until nginx accepts connections on the socket, or
-// fails the test with nginx's error log if it exits first.
-func waitListening(t *testing.T, sock string, exited chan error, dir string) {
-	t.Helper()
-	for range 100 {
-		if c, err := net.Dial("unix", sock); err == nil {
-			c.Close()
-			return
-		}
-		select {
-		case err := <-exited:
-			exited <- err
-			log, _ := os.ReadFile(filepath.Join(dir, "error.log"))
-			t.Fatalf("nginx exited (%v):\n%s", err, log)
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
-	t.Fatalf("nginx is not listening on %s after 5s", sock)
 }
