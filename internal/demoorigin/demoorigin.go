@@ -8,6 +8,7 @@ package demoorigin
 import (
 	"bytes"
 	"compress/gzip"
+	"compress/zlib"
 	"fmt"
 	"io"
 	"net/http"
@@ -63,6 +64,8 @@ const (
 //	/cached         HTML with a strong ETag and Last-Modified (304 on revalidation)
 //	/gzip           HTML sent with content-encoding: gzip
 //	/gzip-always    AlwaysHTML, gzip-encoded whatever the request accepts
+//	/deflate        DeflateHTML sent with content-encoding: deflate (which
+//	                the shipped Envoy configs do not decode)
 //	/br-always      AlwaysHTML, brotli-encoded whatever the request accepts
 //	/redirect       302 to the origin, with cookies, link and CSP naming it
 //	/cookies?n=N    N set-cookie headers scoped to the origin's host
@@ -85,6 +88,7 @@ func Handler() http.Handler {
 	mux.HandleFunc("GET /cached", cached)
 	mux.HandleFunc("GET /gzip", gzipped)
 	mux.HandleFunc("GET /gzip-always", encodedAlways("gzip", gzipAlways))
+	mux.HandleFunc("GET /deflate", encodedAlways("deflate", deflateBody))
 	mux.HandleFunc("GET /br-always", encodedAlways("br", brAlways))
 	mux.HandleFunc("GET /redirect", redirect)
 	mux.HandleFunc("GET /cookies", cookies)
@@ -346,6 +350,12 @@ var (
 		return encode(func(w io.Writer) *brotli.Writer { return brotli.NewWriter(w) }, AlwaysHTML)
 	})
 )
+
+// DeflateHTML is the plain text of /deflate.
+const DeflateHTML = "<html><body>deflated by the origin: " + OriginURL + "</body></html>\n"
+
+// deflateBody is DeflateHTML in HTTP's deflate coding (the zlib format).
+var deflateBody = sync.OnceValue(func() []byte { return encode(zlib.NewWriter, DeflateHTML) })
 
 // encode compresses s with the writer newW makes.
 func encode[W io.WriteCloser](newW func(io.Writer) W, s string) []byte {

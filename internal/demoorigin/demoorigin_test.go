@@ -3,6 +3,7 @@ package demoorigin
 import (
 	"bytes"
 	"compress/gzip"
+	"compress/zlib"
 	"fmt"
 	"image/png"
 	"io"
@@ -132,16 +133,18 @@ func TestLogoIsPNG(t *testing.T) {
 	}
 }
 
-// TestAlwaysEncoded checks that /gzip-always and /br-always are encoded
-// whatever the request accepts, and decode to AlwaysHTML.
+// TestAlwaysEncoded checks that /gzip-always, /br-always and /deflate are
+// encoded whatever the request accepts, and decode to their plain text.
 func TestAlwaysEncoded(t *testing.T) {
 	srv := httptest.NewServer(Handler())
 	defer srv.Close()
 	decoders := map[string]func(io.Reader) (io.Reader, error){
-		"gzip": func(r io.Reader) (io.Reader, error) { return gzip.NewReader(r) },
-		"br":   func(r io.Reader) (io.Reader, error) { return brotli.NewReader(r), nil },
+		"gzip":    func(r io.Reader) (io.Reader, error) { return gzip.NewReader(r) },
+		"br":      func(r io.Reader) (io.Reader, error) { return brotli.NewReader(r), nil },
+		"deflate": func(r io.Reader) (io.Reader, error) { return zlib.NewReader(r) },
 	}
-	for path, enc := range map[string]string{"/gzip-always": "gzip", "/br-always": "br"} {
+	plainText := map[string]string{"/gzip-always": AlwaysHTML, "/br-always": AlwaysHTML, "/deflate": DeflateHTML}
+	for path, enc := range map[string]string{"/gzip-always": "gzip", "/br-always": "br", "/deflate": "deflate"} {
 		for _, accept := range []string{"", "identity", "gzip", "br", "deflate"} {
 			t.Run(path+" accept-encoding "+accept, func(t *testing.T) {
 				var hdr http.Header
@@ -160,8 +163,8 @@ func TestAlwaysEncoded(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if string(plain) != AlwaysHTML {
-					t.Errorf("decoded %q, want %q", plain, AlwaysHTML)
+				if string(plain) != plainText[path] {
+					t.Errorf("decoded %q, want %q", plain, plainText[path])
 				}
 			})
 		}
