@@ -3,6 +3,7 @@ module github.com/streamsub/streamsub
 go 1.26.7
 
 require (
+	github.com/andybalholm/brotli v1.2.2
 	github.com/compose-spec/compose-go/v2 v2.16.2
 	github.com/envoyproxy/gateway v1.9.1
 	github.com/envoyproxy/go-control-plane/envoy v1.40.0

@@ -6,6 +6,7 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/streamsub/streamsub/headerrewrite"
 	"github.com/streamsub/streamsub/matcher"
 )
 
@@ -26,6 +27,10 @@ type Config struct {
 	// with (matcher.Options.DFACacheBytes); New turns 0 into
 	// matcher.DefaultDFACacheBytes.
 	DFACacheBytes int
+	// MaxHeaderValueBytes limits a rewritten header value (longer results
+	// are refused, the original stays); New turns 0 into
+	// headerrewrite.DefaultMaxValueBytes.
+	MaxHeaderValueBytes int
 	// RequestHeaders and ResponseHeaders are the internal headers to strip;
 	// nil for none.
 	RequestHeaders, ResponseHeaders *matcher.HeaderSet
@@ -57,8 +62,16 @@ type Config struct {
 // at least one content type; every Hosts key must be a normalised pattern
 // naming one of the rule sets; every Shadows key and value must name a rule
 // set, a key not its own value. A rule that does not compile is reported as
-// a *matcher.RuleError with Set filled in, and Index its position in Rules.
-// Every problem found is returned, joined with errors.Join.
+// a *matcher.RuleError with Set filled in, and Index its position in Rules
+// (or, with Kind KindHeaderRule or KindRequestHeaderRule, in HeaderRules or
+// RequestHeaderRules).
+//
+// New also builds each rule set's header rewriters: ResponseRewriter when
+// ResponseHeaders is not empty (with HeaderRules, or Rules when there are
+// none), RequestRewriter when RequestHeaders and RequestHeaderRules are not.
+// A rule among those whose template holds CR, LF or NUL in its literal text
+// is an error naming it. Every problem found is returned, joined with
+// errors.Join.
 func New(c Config) (*Config, error) {
 	var errs []error
 	if len(c.RuleSets) == 0 {
@@ -71,6 +84,12 @@ func New(c Config) (*Config, error) {
 		c.DFACacheBytes = matcher.DefaultDFACacheBytes
 	}
 	errs = c.Remember.check(errs)
+	if c.MaxHeaderValueBytes < 0 {
+		errs = append(errs, fmt.Errorf("max header value bytes %d: must not be negative", c.MaxHeaderValueBytes))
+	}
+	if c.MaxHeaderValueBytes == 0 {
+		c.MaxHeaderValueBytes = headerrewrite.DefaultMaxValueBytes
+	}
 	c.byName = make(map[string]*RuleSet, len(c.RuleSets))
 	sets := make([]*RuleSet, len(c.RuleSets))
 	for i, in := range c.RuleSets {
@@ -110,12 +129,23 @@ func New(c Config) (*Config, error) {
 			continue
 		}
 		rs.Compiled = compiled
+		for _, err := range rs.compileHeaders(compiled, opts, c.MaxHeaderValueBytes) {
+			errs = append(errs, joined(err)...)
+		}
 	}
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
 	c.buildHostIndex()
 	return &c, nil
+}
+
+// joined returns the errors that errors.Join put in err, or err alone.
+func joined(err error) []error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		return j.Unwrap()
+	}
+	return []error{err}
 }
 
 // ruleSetError names the rule set in a compile error: a *matcher.RuleError

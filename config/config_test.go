@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/streamsub/streamsub/headerrewrite"
 	"github.com/streamsub/streamsub/matcher"
 )
 
@@ -187,5 +188,81 @@ func TestAcceptsContentType(t *testing.T) {
 		if got := sets[tc.set].AcceptsContentType(tc.contentType); got != tc.want {
 			t.Errorf("%s.AcceptsContentType(%q) = %v, want %v", tc.set, tc.contentType, got, tc.want)
 		}
+	}
+}
+
+// TestHeaderRewriters: New builds each direction's rewriter from the right
+// rules, and rejects templates that would put CR, LF or NUL in a header.
+func TestHeaderRewriters(t *testing.T) {
+	reuse := set("reuse", "www")
+	reuse.ResponseHeaders = []string{"Location", "link"}
+	own := set("own", "www")
+	own.ResponseHeaders = []string{"location"}
+	own.HeaderRules = []matcher.Rule{{Pattern: "www", Literal: true, Replace: "hdr"}}
+	own.RequestHeaders = []string{"referer"}
+	own.RequestHeaderRules = []matcher.Rule{{Pattern: "clone", Literal: true, Replace: "www"}}
+	noRequestRules := set("none", "www")
+	noRequestRules.RequestHeaders = []string{"referer"}
+	cfg := mustNew(t, Config{RuleSets: []*RuleSet{reuse, own, noRequestRules}, MaxHeaderValueBytes: 100})
+
+	rewrite := func(rw *headerrewrite.Rewriter, v string) string {
+		out, _, _ := rw.Rewrite(nil, []byte(v))
+		return string(out)
+	}
+
+	r := cfg.RuleSet("reuse")
+	if r.ResponseRewriter == nil || r.ResponseRewriter.Rules() != r.Compiled {
+		t.Fatalf("reuse: the response rewriter does not share the body's compiled rules")
+	}
+	if got := rewrite(r.ResponseRewriter, "www.example"); got != "WWW.example" {
+		t.Errorf("reuse: location rewritten to %q", got)
+	}
+	if !r.ResponseRewriter.Applies("LINK") || r.ResponseRewriter.Applies("set-cookie") {
+		t.Errorf("reuse: names %v", r.ResponseRewriter.Names())
+	}
+	if r.RequestRewriter != nil || r.ResponseRewriter.MaxValueBytes() != 100 {
+		t.Errorf("reuse: request rewriter %v, limit %d", r.RequestRewriter, r.ResponseRewriter.MaxValueBytes())
+	}
+	o := cfg.RuleSet("own")
+	if got := rewrite(o.ResponseRewriter, "www.example"); got != "hdr.example" {
+		t.Errorf("own: location rewritten to %q, want the header rules' hdr.example", got)
+	}
+	if got := rewrite(o.RequestRewriter, "https://clone/a"); got != "https://www/a" {
+		t.Errorf("own: referer rewritten to %q", got)
+	}
+	if n := cfg.RuleSet("none"); n.RequestRewriter != nil || n.ResponseRewriter != nil {
+		t.Errorf("none: rewriters %v, %v; want none", n.ResponseRewriter, n.RequestRewriter)
+	}
+	if d := mustNew(t, Config{RuleSets: []*RuleSet{reuse}}); d.MaxHeaderValueBytes != headerrewrite.DefaultMaxValueBytes {
+		t.Errorf("default limit %d", d.MaxHeaderValueBytes)
+	}
+
+	crBody := set("cr-body")
+	crBody.Rules = []matcher.Rule{{Name: "ok", Pattern: "a", Replace: "b"}, {Name: "nl", Pattern: "x", Replace: "x\ny"}}
+	crBody.ResponseHeaders = []string{"location"}
+	crOwn := set("cr-own", "x")
+	crOwn.ResponseHeaders = []string{"location"}
+	crOwn.HeaderRules = []matcher.Rule{{Pattern: "x", Replace: "\r"}}
+	crOwn.RequestHeaders = []string{"referer"}
+	crOwn.RequestHeaderRules = []matcher.Rule{{Pattern: "x", Replace: "ok"}, {Name: "nul", Pattern: "y", Replace: "$1\x00"}}
+	badRegex := set("bad-regex")
+	badRegex.ResponseHeaders = []string{"location"}
+	badRegex.HeaderRules = []matcher.Rule{{Name: "paren", Pattern: "(a"}}
+	_, err := New(Config{RuleSets: []*RuleSet{crBody, crOwn, badRegex}})
+	want := []string{
+		`rule set "cr-body": rule 1 ("nl"): replacement template "x\ny": byte '\n' at offset 1 is not allowed in a header value (these rules also rewrite the response headers: give the rule set header rules of its own)`,
+		`rule set "cr-own": header rule 0: replacement template "\r": byte '\r' at offset 0 is not allowed in a header value`,
+		`rule set "cr-own": request header rule 1 ("nul"): replacement template "$1\x00": byte '\x00' at offset 2 is not allowed in a header value`,
+		"rule set \"bad-regex\": header rule 0 (\"paren\"): error parsing regexp: missing closing ): `(a`",
+	}
+	if err == nil || !slices.Equal(strings.Split(err.Error(), "\n"), want) {
+		t.Errorf("got:\n%v\nwant:\n%s", err, strings.Join(want, "\n"))
+	}
+	var re *matcher.RuleError
+	if !errors.As(err, &re) || re.Set != "cr-body" || re.Index != 1 || re.Kind != "" {
+		t.Errorf("first *matcher.RuleError = %+v", re)
+	}
+	if _, err := New(Config{RuleSets: []*RuleSet{reuse}, MaxHeaderValueBytes: -1}); err == nil {
+		t.Error("a negative MaxHeaderValueBytes was accepted")
 	}
 }

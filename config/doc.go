@@ -1,7 +1,8 @@
 // Package config holds streamsub's runtime configuration: the compiled
 // rule sets, the host map that picks one per request, the content types each
-// rewrites and the internal headers to strip. The processor reads it on
-// every stream; nothing here parses a file.
+// rewrites, the internal headers to strip, and each rule set's header
+// rewriters (headerrewrite). The processor reads it on every stream; nothing
+// here parses a file.
 //
 // A Config comes from New, which checks it, compiles every rule set once
 // and builds the host lookup; after that it is immutable and safe for

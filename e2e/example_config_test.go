@@ -35,6 +35,15 @@ func TestExampleConfig(t *testing.T) {
 	if n := len(c.RuleSet("partner").Rules); n != len(c.RuleSet("standard").Rules)+1 {
 		t.Errorf("partner has %d rules, want standard's plus one", n)
 	}
+	for _, name := range []string{"standard", "partner"} {
+		rs := c.RuleSet(name)
+		if rs.ResponseRewriter == nil || rs.ResponseRewriter.Rules() != rs.Compiled || !rs.ResponseRewriter.Applies("set-cookie") {
+			t.Errorf("%s: response headers not rewritten by the body rules", name)
+		}
+		if rs.RequestRewriter == nil || !rs.RequestRewriter.Applies("referer") || !rs.RequestRewriter.Applies("origin") {
+			t.Errorf("%s: referer and origin not mapped back", name)
+		}
+	}
 	for _, h := range []string{"x-debug-token", "X-Internal-Route"} {
 		if !c.RequestHeaders.Contains(h) {
 			t.Errorf("request header %s not stripped", h)

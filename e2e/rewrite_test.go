@@ -142,16 +142,6 @@ func TestRewrite(t *testing.T) {
 		wantBody(t, body, standard.Replace(demoorigin.IndexHTML))
 	})
 
-	t.Run("origin-gzipped body passes untouched", func(t *testing.T) {
-		path := unique("/gzip")
-		resp, body := get(t, path, nil)
-		plain := gunzip(t, resp, body)
-		wantBody(t, plain, demoorigin.GzipHTML)
-		if calls := s.bodyCalls(t, path); calls != "-" {
-			t.Errorf("ext_proc body calls %s for a gzip body, want none (-)", calls)
-		}
-	})
-
 	t.Run("internal request headers never reach the origin", func(t *testing.T) {
 		_, body := get(t, unique("/headers"), map[string][]string{
 			"X-Debug-Token":    {"secret1", "secret2"},

@@ -63,7 +63,7 @@ type stack struct {
 	bin        string
 	configPath string
 
-	origin     *proc
+	origin     *proc // nil when the test runs its own origin
 	originPort int
 
 	streamsub           *proc
@@ -76,12 +76,22 @@ type stack struct {
 // (examples/streamsub.yaml when empty) and waits until each is ready.
 func startStack(t *testing.T, configPath string) *stack {
 	t.Helper()
+	return startStackWithOrigin(t, configPath, 0)
+}
+
+// startStackWithOrigin is startStack with the origin already listening on
+// 127.0.0.1:originPort; 0 starts the demo origin.
+func startStackWithOrigin(t *testing.T, configPath string, originPort int) *stack {
+	t.Helper()
 	envoy.BinaryOrSkip(t) // skip early when there is no Envoy
 	if configPath == "" {
 		configPath = exampleConfig(t)
 	}
 	s := &stack{t: t, dir: logDir(t), bin: streamsubBinary(t), configPath: configPath}
-	s.origin, s.originPort = startOrigin(t, s.dir, s.bin)
+	s.originPort = originPort
+	if originPort == 0 {
+		s.origin, s.originPort = startOrigin(t, s.dir, s.bin)
+	}
 	s.grpcPort, s.adminPort = freePort(t), freePort(t)
 	s.streamsubAdmin = "http://" + addr(s.adminPort)
 	s.startStreamsub()

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp/syntax"
+	"sync"
 
 	"github.com/streamsub/streamsub/matcher/internal/lazydfa"
 	"github.com/streamsub/streamsub/matcher/internal/nfa"
@@ -34,6 +35,8 @@ type RuleSet struct {
 	allOnce   bool         // every rule is a once rule (then all fired = pass-through)
 
 	fast *fastPath // lazy-DFA fast path (fastpath.go); nil if not eligible
+
+	values sync.Pool // *Stream for RewriteValue (value.go)
 }
 
 // Compile compiles rules, in declaration order, into a RuleSet. A rule that

@@ -1,6 +1,7 @@
 // Package matcher owns streamsub's byte-level matching: compiled rule sets
-// and the streaming rewriter that applies them to a body in one pass, and
-// the header set that recognises internal header names.
+// and the streaming rewriter that applies them to a body in one pass (or to
+// a short value, such as a header's, as a body of its own: RewriteValue),
+// and the header set that recognises internal header names.
 //
 // The rewrite contract is docs/semantics.md (leftmost-first across
 // rules in declaration order, once-rules that keep shadowing, Perl

@@ -2,7 +2,8 @@ package matcher
 
 // FuzzStream is the differential fuzz target of the streaming rewriter:
 // random rules × random body × random chunking must give the reference
-// rewriter's output, whole, streamed and one byte at a time.
+// rewriter's output, whole, streamed and one byte at a time, and
+// RuleSet.RewriteValue must give it too, with the stream's replacement count.
 //
 // The three fuzz arguments are decoded by small grammars in which every byte
 // string is valid and the printable characters read naturally, so seeds can
@@ -335,6 +336,10 @@ func FuzzStream(f *testing.F) {
 			if !bytes.Equal(got, want) {
 				t.Fatalf("rules %s\nbody %q\n%s chunks %q\n got %q\nwant %q (reference)", fmtRules(rules), body, run.name, run.chunks, got, want)
 			}
+		}
+		_, stats := streamRewrite(rs, [][]byte{body})
+		if got, n := rs.RewriteValue([]byte("<"), body); string(got) != "<"+string(want) || n != stats.Replacements {
+			t.Fatalf("rules %s\nvalue %q\nRewriteValue got %q, %d replacements; want %q, %d", fmtRules(rules), body, got[1:], n, want, stats.Replacements)
 		}
 	})
 }

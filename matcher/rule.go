@@ -50,13 +50,18 @@ type Options struct {
 // RuleError reports a rule that cannot be compiled. It names the culprit.
 type RuleError struct {
 	Set   string // rule set name, filled in by callers that know it
+	Kind  string // what the rule is for messages ("header rule"); "rule" when empty. Filled in by callers
 	Index int    // position of the rule in its set
 	Name  string // the rule's name, if any
 	Err   error  // e.g. a *syntax.Error or a template error
 }
 
 func (e *RuleError) Error() string {
-	who := "rule " + strconv.Itoa(e.Index)
+	kind := e.Kind
+	if kind == "" {
+		kind = "rule"
+	}
+	who := kind + " " + strconv.Itoa(e.Index)
 	if e.Name != "" {
 		who += fmt.Sprintf(" (%q)", e.Name)
 	}

@@ -1,6 +1,10 @@
 package processor
 
-import "github.com/prometheus/client_golang/prometheus"
+import (
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/streamsub/streamsub/headerrewrite"
+)
 
 // Metrics are the processor's Prometheus collectors. Label values are rule
 // set names (bounded by the config) and the snake_case tokens of this
@@ -16,8 +20,13 @@ type Metrics struct {
 	CapExceeded   *prometheus.CounterVec // by rule_set
 	FastFallbacks *prometheus.CounterVec // by rule_set
 	CacheGaveUp   *prometheus.CounterVec // by rule_set
-	Errors        *prometheus.CounterVec // by error token
-	ChunkSeconds  prometheus.Histogram
+	// HeaderReplacements counts matches replaced in header values, by
+	// rule_set and direction (request, response); HeaderRejected counts
+	// rewritten values refused, by rule_set and reason.
+	HeaderReplacements *prometheus.CounterVec
+	HeaderRejected     *prometheus.CounterVec
+	Errors             *prometheus.CounterVec // by error token
+	ChunkSeconds       prometheus.Histogram
 	ShadowMetrics
 	Remember *RememberMetrics // the memory of bodies no rule matched
 }
@@ -66,6 +75,14 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "streamsub_dfa_cache_gave_up_total",
 			Help: "Bodies in which a lazy DFA cache gave up (its states thrashed the memory budget); the rest of such a body runs on the exact engine.",
 		}, []string{"rule_set"}),
+		HeaderReplacements: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "streamsub_header_replacements_total",
+			Help: "Matches replaced in header values (request headers before the origin, response headers before the client).",
+		}, []string{"rule_set", "direction"}),
+		HeaderRejected: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "streamsub_header_rewrites_rejected_total",
+			Help: "Rewritten header values not sent (the original stayed): one carrying CR, LF or NUL, or longer than max_header_value_bytes.",
+		}, []string{"rule_set", "reason"}),
 		Errors: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "streamsub_stream_errors_total",
 			Help: "Process streams ended by an error, or body data lost, by error token.",
@@ -87,7 +104,8 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	}
 	if reg != nil {
 		reg.MustRegister(m.Streams, m.ActiveStreams, m.Rewritten, m.Skipped, m.BytesIn,
-			m.BytesOut, m.Replacements, m.CapExceeded, m.FastFallbacks, m.CacheGaveUp, m.Errors, m.ChunkSeconds)
+			m.BytesOut, m.Replacements, m.CapExceeded, m.FastFallbacks, m.CacheGaveUp, m.HeaderReplacements,
+			m.HeaderRejected, m.Errors, m.ChunkSeconds)
 		reg.MustRegister(m.Remember.collectors()...)
 	}
 	return m
@@ -113,5 +131,11 @@ func (m *Metrics) InitRuleSets(names ...string) {
 		m.FastFallbacks.WithLabelValues(n)
 		m.CacheGaveUp.WithLabelValues(n)
 		m.Remember.initRuleSet(n)
+		for _, dir := range []string{dirRequest, dirResponse} {
+			m.HeaderReplacements.WithLabelValues(n, dir)
+		}
+		for _, r := range headerrewrite.Rejects {
+			m.HeaderRejected.WithLabelValues(n, string(r))
+		}
 	}
 }

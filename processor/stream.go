@@ -51,6 +51,10 @@ type stream struct {
 	gaveUp    bool            // a DFA cache that gave up was counted
 	overflow  bool            // the cap overflow was logged and counted
 	recall    recall          // what the memory is to learn of this body (remember.go)
+	// Header rewriting: replacements made (both directions, for the debug
+	// summary), and whether a refused value was logged.
+	headerReplacements  int
+	headerRefusalLogged bool
 	// Collectors of rs, looked up once per stream.
 	bytesIn, bytesOut prometheus.Counter
 
@@ -63,6 +67,12 @@ type stream struct {
 	removes   []string
 	bodyReply *extprocv3.ProcessingResponse
 	bodyData  *extprocv3.BodyMutation_Body
+
+	// Scratch of rewriteHeaders, reused likewise: new values, which header
+	// each belongs to, the names changed.
+	hdrBuf     []byte
+	hdrChanges []headerChange
+	hdrNames   []string
 }
 
 func newStream() *stream {
@@ -85,7 +95,12 @@ func (s *stream) start(p *Processor, srv extprocv3.ExternalProcessor_ProcessServ
 	if cap(out) > maxPooledBuffer {
 		out = nil
 	}
-	*s = stream{p: p, srv: srv, out: out, removes: removes, bodyReply: reply, bodyData: data, spare: spare, spareRS: spareRS, sh: sh}
+	hdrBuf, hdrChanges, hdrNames := s.hdrBuf[:0], s.hdrChanges[:0], s.hdrNames[:0]
+	if cap(hdrBuf) > maxPooledBuffer {
+		hdrBuf = nil
+	}
+	*s = stream{p: p, srv: srv, out: out, removes: removes, bodyReply: reply, bodyData: data, spare: spare, spareRS: spareRS, sh: sh,
+		hdrBuf: hdrBuf, hdrChanges: hdrChanges, hdrNames: hdrNames}
 	data.Body = nil
 	if p.current != nil {
 		s.cfg = p.current()
@@ -110,6 +125,7 @@ func (s *stream) finish() {
 	if s.ms != nil {
 		s.spare, s.spareRS = s.ms, s.rs.Compiled
 	}
+	clear(s.hdrChanges) // the pool must not keep this stream's headers alive
 	s.ms, s.srv, s.cfg, s.rs, s.bytesIn, s.bytesOut = nil, nil, nil, nil, nil, nil
 	s.bodyData.Body = nil
 }
@@ -129,7 +145,7 @@ func (s *stream) logSummary() {
 	}
 	s.p.log.Debug("stream done", "authority", s.authority, "path", s.path, "method", s.method,
 		"rule_set", name, "decision", decision, "bytes_in", s.nIn, "bytes_out", s.nOut,
-		"replacements", repl, "overflowed", s.overflow)
+		"replacements", repl, "header_replacements", s.headerReplacements, "overflowed", s.overflow)
 }
 
 // reportStats adds what the body's rewriter counted since the last report
@@ -212,11 +228,15 @@ func (s *stream) requestHeaders(h *extprocv3.HttpHeaders) (*extprocv3.Processing
 	s.selectRuleSet()
 
 	s.removes = s.removes[:0]
+	var set []*corev3.HeaderValueOption
 	if s.cfg != nil {
 		s.removes = appendInternal(s.removes, headers, s.cfg.RequestHeaders)
 	}
+	if s.rs != nil {
+		set = s.rewriteHeaders(s.rs.RequestRewriter, dirRequest, headers, nil)
+	}
 	return &extprocv3.ProcessingResponse{Response: &extprocv3.ProcessingResponse_RequestHeaders{
-		RequestHeaders: &extprocv3.HeadersResponse{Response: common(s.removes, nil)},
+		RequestHeaders: &extprocv3.HeadersResponse{Response: common(s.removes, set)},
 	}}, nil
 }
 
@@ -327,6 +347,10 @@ func (s *stream) responseHeaders(h *extprocv3.HttpHeaders) (*extprocv3.Processin
 				s.removes = appendName(s.removes, "etag")
 			}
 		}
+	}
+	if s.rs != nil {
+		// Whatever the body: a redirect, an image's link header, a 304.
+		set = s.rewriteHeaders(s.rs.ResponseRewriter, dirResponse, headers, set)
 	}
 	return &extprocv3.ProcessingResponse{
 		Response: &extprocv3.ProcessingResponse_ResponseHeaders{

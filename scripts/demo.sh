@@ -75,7 +75,11 @@ streamsub demo is up (logs in $LOGS):
   curl -s -H 'Host: partner.example.test' http://127.0.0.1:10000/  # rule set "partner" (hosts map)
   curl -s -H 'Host: beta.example.test' http://127.0.0.1:10000/     # rule set "beta" (Envoy metadata)
   curl -s --compressed -i http://127.0.0.1:10000/                  # gzip by Envoy after the rewrite
+  curl -s http://127.0.0.1:10000/gzip-always                       # origin gzips unasked: decoded, rewritten
+  curl -s --compressed -H 'accept-encoding: br' http://127.0.0.1:10000/br-always  # brotli both ways
   curl -s -H 'X-Internal-User: bob' http://127.0.0.1:10000/headers # internal headers stripped
+  curl -si http://127.0.0.1:10000/redirect                         # location, set-cookie, link, CSP rewritten
+  curl -s -H 'referer: https://clone.example.net/a' http://127.0.0.1:10000/headers  # referer mapped back
   curl -s http://127.0.0.1:10000/split                             # matches cut across origin flushes
   curl -s 'http://127.0.0.1:10000/big?size=1000000' | tail -c 300  # large streamed body
   curl -s http://127.0.0.1:9090/metrics | grep streamsub_          # streamsub metrics

@@ -16,7 +16,7 @@ import (
 )
 
 func init() {
-	register("apply", "rewrite a body offline with a rule set: apply -config FILE [-ruleset NAME] [FILE]", runApply)
+	register("apply", "rewrite a body or headers offline with a rule set: apply -config FILE [-ruleset NAME] [-header 'Name: value'] [FILE]", runApply)
 }
 
 // defaultChunkSize is apply's chunk size when none is given: Envoy's usual
@@ -42,8 +42,11 @@ func apply(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("apply", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: streamsub apply -config FILE [-ruleset NAME] [-chunk-size N | -chunk-sizes a,b,c] [-o OUT] [-stats] [FILE]")
-		fmt.Fprintln(stderr, "Rewrites FILE (default: standard input) to standard output or OUT.")
+		fmt.Fprintln(stderr, "usage: streamsub apply -config FILE [-ruleset NAME] [-chunk-size N | -chunk-sizes a,b,c] [-o OUT] [-stats]")
+		fmt.Fprintln(stderr, "                       [-header 'Name: value']... [-request-header 'Name: value']... [FILE]")
+		fmt.Fprintln(stderr, "Rewrites FILE (default: standard input) to standard output or OUT. With -header or -request-header")
+		fmt.Fprintln(stderr, "it prints those headers rewritten (request headers first), then, if FILE is given, an empty line")
+		fmt.Fprintln(stderr, "and the body (unless -o); standard input is not read.")
 		fs.PrintDefaults()
 	}
 	configPath := fs.String("config", "", "configuration `file` (required)")
@@ -52,6 +55,9 @@ func apply(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	chunkSizes := fs.String("chunk-sizes", "", "feed chunks of these successive `sizes` (0 = an empty chunk); the rest goes as a last chunk")
 	outPath := fs.String("o", "", "write the output to this `file` instead of standard output")
 	stats := fs.Bool("stats", false, "report the number of replacements on standard error")
+	var respHeaders, reqHeaders headerFlags
+	fs.Var(&respHeaders, "header", "a response header `'Name: value'` to rewrite with the rule set's header rules (repeatable)")
+	fs.Var(&reqHeaders, "request-header", "a request header `'Name: value'` to rewrite with the rule set's request header rules (repeatable)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return exitOK
@@ -95,6 +101,25 @@ func apply(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if *ruleSet != "" {
 		if rs = cfg.RuleSet(*ruleSet); rs == nil {
 			return bad("%s: unknown rule set %q (have %s)", cfg.Source, *ruleSet, ruleSetNames(cfg))
+		}
+	}
+
+	if len(respHeaders) > 0 || len(reqHeaders) > 0 {
+		hw := bufio.NewWriter(stdout)
+		n := rewriteHeaderLines(hw, stderr, rs, rs.RequestRewriter, reqHeaders)
+		n += rewriteHeaderLines(hw, stderr, rs, rs.ResponseRewriter, respHeaders)
+		if fs.NArg() == 1 && *outPath == "" {
+			fmt.Fprintln(hw)
+		}
+		if err := hw.Flush(); err != nil {
+			fmt.Fprintf(stderr, "streamsub apply: writing the headers: %v\n", err)
+			return exitIO
+		}
+		if *stats {
+			fmt.Fprintf(stderr, "streamsub apply: rule set %q: %d header replacement(s)\n", rs.Name, n)
+		}
+		if fs.NArg() == 0 {
+			return exitOK // headers only: standard input is not a body here
 		}
 	}
 

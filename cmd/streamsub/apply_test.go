@@ -302,3 +302,69 @@ func TestApplyReportsWriteError(t *testing.T) {
 		t.Errorf("exit %d, stderr %q; want %d and %q", code, errOut.String(), exitIO, want)
 	}
 }
+
+// headerConfig rewrites response headers with the body rules, except for
+// "own", which has header rules of its own, and maps referer back.
+const headerConfig = `
+rule_sets:
+  - name: clone
+    rules:
+      - {name: origin, regex: 'https?://www\.example\.com', replace: 'https://clone.example.net'}
+      - {name: copy, regex: 'copy:(\S*)', replace: 'copied:$1'}
+    request_header_rules:
+      - {literal: clone.example.net, replace: www.example.com}
+  - name: own
+    response_headers: [location]
+    header_rules: [{literal: www.example.com, replace: header.example.net}]
+max_header_value_bytes: 60
+`
+
+func TestApplyHeaders(t *testing.T) {
+	cfg := writeFile(t, "streamsub.yaml", headerConfig)
+	input := writeFile(t, "body.html", `<a href="https://www.example.com/x">`)
+	tests := []struct {
+		name       string
+		args       []string
+		stdout     string
+		stderrHas  string
+		wantStderr bool
+	}{
+		{"response headers, in order; others unchanged", []string{
+			"-header", "Location: https://www.example.com/x",
+			"-header", "Set-Cookie: a=1",
+			"-header", "X-Other: https://www.example.com",
+			"-header", "set-cookie: b=https://www.example.com",
+		}, "Location: https://clone.example.net/x\nSet-Cookie: a=1\nX-Other: https://www.example.com\nset-cookie: b=https://clone.example.net\n", "", false},
+		{"request headers first", []string{
+			"-header", "Link: <https://www.example.com/a>",
+			"-request-header", "Referer: https://clone.example.net/a",
+			"-request-header", "Cookie: clone.example.net",
+		}, "Referer: https://www.example.com/a\nCookie: clone.example.net\nLink: <https://clone.example.net/a>\n", "", false},
+		{"own header rules", []string{"-ruleset", "own", "-header", "Location: https://www.example.com/"},
+			"Location: https://header.example.net/\n", "", false},
+		{"too long: the original stays", []string{"-header", "Location: copy:" + strings.Repeat("x", 60)},
+			"Location: copy:" + strings.Repeat("x", 60) + "\n",
+			`streamsub apply: rule set "clone": Location: rewritten value refused (too_long); the original stays`, true},
+		{"headers and a body", []string{"-header", "Location: http://www.example.com/", input},
+			"Location: https://clone.example.net/\n\n" + `<a href="https://clone.example.net/x">`, "", false},
+		{"stats", []string{"-stats", "-header", "Location: https://www.example.com/https://www.example.com"},
+			"Location: https://clone.example.net/https://clone.example.net\n",
+			`streamsub apply: rule set "clone": 2 header replacement(s)`, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			code, out, errOut := runApplyWith(append([]string{"-config", cfg}, tc.args...), "stdin is not read")
+			if code != 0 || out != tc.stdout {
+				t.Errorf("exit %d, stderr %q\n got: %q\nwant: %q", code, errOut, out, tc.stdout)
+			}
+			if tc.wantStderr != (errOut != "") || !strings.Contains(errOut, tc.stderrHas) {
+				t.Errorf("stderr %q, want %q", errOut, tc.stderrHas)
+			}
+		})
+	}
+	for _, bad := range []string{"Location", ": x", "Two Words: x"} {
+		if code, _, errOut := runApplyWith([]string{"-config", cfg, "-header", bad}, ""); code != 2 || !strings.Contains(errOut, `want "Name: value"`) {
+			t.Errorf("-header %q: exit %d, stderr %q", bad, code, errOut)
+		}
+	}
+}

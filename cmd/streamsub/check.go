@@ -69,6 +69,17 @@ func writeSummary(w io.Writer, cfg *config.Config) {
 		if rs.KeepLastModified {
 			fmt.Fprint(w, "  keeps last-modified")
 		}
+		switch rw := rs.ResponseRewriter; {
+		case rw == nil:
+			fmt.Fprint(w, "  response headers none")
+		case len(rs.HeaderRules) > 0:
+			fmt.Fprintf(w, "  response headers %d (%d header rule(s))", len(rw.Names()), len(rs.HeaderRules))
+		default:
+			fmt.Fprintf(w, "  response headers %d (body rules)", len(rw.Names()))
+		}
+		if rs.RequestRewriter != nil {
+			fmt.Fprintf(w, "  request headers %s (%d rule(s))", strings.Join(rs.RequestHeaders, ", "), len(rs.RequestHeaderRules))
+		}
 		if rs.Tests > 0 {
 			fmt.Fprintf(w, "  %d test(s) passed", rs.Tests)
 		}

@@ -16,6 +16,9 @@ func TestCheck(t *testing.T) {
     tests:
       - {name: both rules, input: 'a UA-12345-1', output: 'b UA-99999-9'}
       - {name: any type, content_type: image/png, input: 'a', output: 'b'}
+    response_headers: [location]
+    header_rules: [{literal: a, replace: b}]
+    request_header_rules: [{literal: b, replace: a}]
 hosts: {"*.example": more}
 shadows: {clone: more}
 header_filter: {request: {remove: [x-debug]}}
@@ -34,8 +37,8 @@ remember: {entries: 50, ttl: 90s}
 	}{
 		{"valid", []string{"-config", good}, 0, []string{
 			good + ": ok: 4 rule set(s), 9 rule(s) after extends, max_buffered_bytes 16\n",
-			"  clone       3 rule(s)  content types text/html\n",
-			"  more        4 rule(s)  extends clone  content types *  2 test(s) passed\n",
+			"  clone       3 rule(s)  content types text/html  response headers 8 (body rules)\n",
+			"  more        4 rule(s)  extends clone  content types *  response headers 1 (1 header rule(s))  request headers referer, origin (1 rule(s))  2 test(s) passed\n",
 			"  hosts: *.example → more\n",
 			"  shadows: clone → more (sample 1)\n",
 			"  header filter: request yes; response none\n",

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/streamsub/streamsub/config"
+	"github.com/streamsub/streamsub/headerrewrite"
 	"github.com/streamsub/streamsub/internal/htmlgen"
 	"github.com/streamsub/streamsub/matcher"
 )
@@ -95,6 +96,15 @@ func TestBadConfigs(t *testing.T) {
 		{"remember_ttl_no_unit.yaml", `: remember.ttl: "600" is not a duration such as "10m" or "1h30m"`},
 		{"remember_ttl_too_long.yaml", `: remember.ttl: want 1s to 24h0m0s, got 48h0m0s`},
 		{"negative_verify_one_in.yaml", `: remember.verify_one_in: want 0 (never) to 2147483647, got -1`},
+		{"negative_max_header_value_bytes.yaml", `: max_header_value_bytes: must not be negative, got -1`},
+		// Header rewriting.
+		{"header_template_crlf.yaml", `: rule set "standard": header rule 0 ("loc"): replacement template "a\r\nb": byte '\r' at offset 1 is not allowed in a header value`},
+		{"body_template_newline.yaml", `: rule set "standard": rule 1 ("nl"): replacement template "</p>\n": byte '\n' at offset 4 is not allowed in a header value (these rules also rewrite the response headers: give the rule set header rules of its own)`},
+		{"request_header_template_nul.yaml", `: rule set "standard": request header rule 1 ("nul"): replacement template "$1\x00": byte '\x00' at offset 2 is not allowed in a header value`},
+		{"duplicate_header_rule_name.yaml", `: rule set "standard": header rule 1 ("x"): duplicate rule name (also header rule 0)`},
+		{"response_headers_rewrite_off.yaml", `: rule set "standard": response_headers lists headers, but rewrite_response_headers is false`},
+		{"request_header_host.yaml", `: rule set "standard": request_headers[0]: "host" is Envoy's to rewrite (host_rewrite_literal on the route)`},
+		{"pseudo_response_header.yaml", `: rule set "standard": response_headers[1]: ":status" is a pseudo-header; Envoy never lets those be removed or set`},
 	}
 	covered := map[string]bool{"good.yaml": true, "several_problems.yaml": true}
 	for _, tc := range tests {
@@ -347,6 +357,82 @@ rule_sets:
 	}
 }
 
+// TestHeaderSettings checks the header settings of rule sets and how they
+// are inherited: names (own, else the parents' union, else the defaults),
+// rules (the ancestors' first), rewrite_response_headers.
+func TestHeaderSettings(t *testing.T) {
+	cfg := mustParse(t, `
+rule_sets:
+  - name: base
+    rules: [{name: b1, literal: www.example.com, replace: clone.example.net}]
+    request_header_rules: [{name: q1, literal: clone.example.net, replace: www.example.com}]
+  - name: own
+    extends: [base]
+    response_headers: [Location, X-Custom, location]
+    header_rules: [{name: h1, literal: www, replace: hdr}]
+    request_headers: [Referer]
+  - name: child
+    extends: [own]
+    header_rules: [{name: h2, literal: c, replace: d}]
+    request_header_rules: [{name: q2, literal: e, replace: f}]
+  - name: "off"
+    extends: [base]
+    rewrite_response_headers: false
+  - name: off-child
+    extends: ["off"]
+  - name: on-again
+    extends: ["off"]
+    rewrite_response_headers: true
+  - name: no-request
+    rules: [{literal: a, replace: b}]
+    request_headers: [referer]
+max_header_value_bytes: 1000
+`)
+	names := func(rules []matcher.Rule) []string {
+		var out []string
+		for _, r := range rules {
+			out = append(out, r.Name)
+		}
+		return out
+	}
+	defaults := headerrewrite.DefaultResponseHeaders
+	tests := []struct {
+		set                              string
+		response, headerRules            []string
+		request, requestRules            []string
+		reusesBodyRules, requestRewriter bool
+	}{
+		{"base", defaults, nil, []string{"referer", "origin"}, []string{"q1"}, true, true},
+		{"own", []string{"location", "x-custom"}, []string{"h1"}, []string{"referer"}, []string{"q1"}, false, true},
+		{"child", []string{"location", "x-custom"}, []string{"h1", "h2"}, []string{"referer"}, []string{"q1", "q2"}, false, true},
+		{"off", nil, nil, []string{"referer", "origin"}, []string{"q1"}, false, true},
+		{"off-child", nil, nil, []string{"referer", "origin"}, []string{"q1"}, false, true},
+		{"on-again", defaults, nil, []string{"referer", "origin"}, []string{"q1"}, true, true},
+		{"no-request", defaults, nil, nil, nil, true, false},
+	}
+	for _, tc := range tests {
+		rs := cfg.RuleSet(tc.set)
+		if !slices.Equal(rs.ResponseHeaders, tc.response) || !slices.Equal(names(rs.HeaderRules), tc.headerRules) ||
+			!slices.Equal(rs.RequestHeaders, tc.request) || !slices.Equal(names(rs.RequestHeaderRules), tc.requestRules) {
+			t.Errorf("%s: response %q rules %q, request %q rules %q; want %q %q, %q %q", tc.set,
+				rs.ResponseHeaders, names(rs.HeaderRules), rs.RequestHeaders, names(rs.RequestHeaderRules),
+				tc.response, tc.headerRules, tc.request, tc.requestRules)
+		}
+		if rw := rs.ResponseRewriter; (rw != nil) != (len(tc.response) > 0) ||
+			rw != nil && ((rw.Rules() == rs.Compiled) != tc.reusesBodyRules || rw.MaxValueBytes() != 1000) {
+			t.Errorf("%s: response rewriter %+v", tc.set, rw)
+		}
+		if (rs.RequestRewriter != nil) != tc.requestRewriter {
+			t.Errorf("%s: request rewriter %v, want one: %v", tc.set, rs.RequestRewriter, tc.requestRewriter)
+		}
+	}
+	// own's header rules, not its body rules, rewrite its location.
+	out, n, _ := cfg.RuleSet("own").ResponseRewriter.Rewrite(nil, []byte("https://www.example.com/"))
+	if string(out) != "https://hdr.example.com/" || n != 1 {
+		t.Errorf("own: location rewritten to %q (%d)", out, n)
+	}
+}
+
 // TestJSONAndYAMLAgree parses the same configuration written as JSON (with
 // a camelCase key, as protojson allows) and as YAML (with an anchor, aliases,
 // a merge key and a plain scalar that looks like a number) and compares.
@@ -397,7 +483,8 @@ func summary(c *config.Config) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "max=%d hosts=%v;", c.MaxBufferedBytes, c.Hosts)
 	for _, rs := range c.RuleSets {
-		fmt.Fprintf(&b, " %s ext=%q cts=%q keep=%v rules=%+v;", rs.Name, rs.Extends, rs.ContentTypes, rs.KeepLastModified, rs.Rules)
+		fmt.Fprintf(&b, " %s ext=%q cts=%q keep=%v rules=%+v resp=%q hdr=%+v req=%q reqrules=%+v;", rs.Name, rs.Extends,
+			rs.ContentTypes, rs.KeepLastModified, rs.Rules, rs.ResponseHeaders, rs.HeaderRules, rs.RequestHeaders, rs.RequestHeaderRules)
 	}
 	return b.String()
 }
@@ -502,6 +589,21 @@ func FuzzConfig(f *testing.F) {
 			for i, r := range rs.Rules {
 				if r.Literal && r.Pattern == "" {
 					t.Fatalf("rule set %q: rule %d: empty literal accepted", rs.Name, i)
+				}
+			}
+			if (rs.ResponseRewriter != nil) != (len(rs.ResponseHeaders) > 0) {
+				t.Fatalf("rule set %q: response headers %q, rewriter %v", rs.Name, rs.ResponseHeaders, rs.ResponseRewriter)
+			}
+			headerRules := slices.Clone(rs.RequestHeaderRules)
+			switch {
+			case rs.ResponseRewriter != nil && len(rs.HeaderRules) > 0:
+				headerRules = append(headerRules, rs.HeaderRules...)
+			case rs.ResponseRewriter != nil:
+				headerRules = append(headerRules, rs.Rules...)
+			}
+			for _, r := range headerRules {
+				if strings.ContainsAny(r.Replace, "\r\n\x00") {
+					t.Fatalf("rule set %q: header rule template %q accepted", rs.Name, r.Replace)
 				}
 			}
 		}

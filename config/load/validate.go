@@ -1,6 +1,7 @@
 package load
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"net/netip"
@@ -8,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/streamsub/streamsub/config"
+	"github.com/streamsub/streamsub/headerrewrite"
 	"github.com/streamsub/streamsub/matcher"
 	configv1 "github.com/streamsub/streamsub/proto/streamsub/config/v1"
 )
@@ -23,6 +25,9 @@ func build(pb *configv1.Config, source string, pos positions) (*config.Config, e
 
 	if pb.GetMaxBufferedBytes() < 0 {
 		errs.add(errorf("max_buffered_bytes: must not be negative, got %d", pb.GetMaxBufferedBytes()))
+	}
+	if pb.GetMaxHeaderValueBytes() < 0 {
+		errs.add(errorf("max_header_value_bytes: must not be negative, got %d", pb.GetMaxHeaderValueBytes()))
 	}
 	if n := pb.GetDfaCacheBytes(); n != 0 && (n < matcher.MinDFACacheBytes || n > matcher.MaxDFACacheBytes) {
 		errs.add(errorf("dfa_cache_bytes: want 0 (default %d) or %d..%d, got %d",
@@ -65,20 +70,28 @@ func build(pb *configv1.Config, source string, pos positions) (*config.Config, e
 		ruleSets[i].Tests = len(s.GetTests())
 	}
 	cfg, err := config.New(config.Config{
-		Source:           source,
-		RuleSets:         ruleSets,
-		MaxBufferedBytes: int(pb.GetMaxBufferedBytes()),
-		DFACacheBytes:    int(pb.GetDfaCacheBytes()),
-		RequestHeaders:   request,
-		ResponseHeaders:  response,
-		Hosts:            hosts,
-		Shadows:          shadows,
-		ShadowSample:     sample,
-		Remember:         remember,
+		Source:              source,
+		RuleSets:            ruleSets,
+		MaxBufferedBytes:    int(pb.GetMaxBufferedBytes()),
+		DFACacheBytes:       int(pb.GetDfaCacheBytes()),
+		MaxHeaderValueBytes: int(pb.GetMaxHeaderValueBytes()),
+		RequestHeaders:      request,
+		ResponseHeaders:     response,
+		Hosts:               hosts,
+		Shadows:             shadows,
+		ShadowSample:        sample,
+		Remember:            remember,
 	})
 	if err != nil {
+		// A rule inherited by several rule sets fails in each: report it
+		// once, where it is written.
+		seen := map[string]bool{}
 		for _, e := range joined(err) {
-			errs.add(f.whereWritten(e))
+			e = f.whereWritten(e)
+			if !seen[e.Error()] {
+				seen[e.Error()] = true
+				errs.add(e)
+			}
 		}
 		return nil, errs.err()
 	}
@@ -115,15 +128,45 @@ func checkRuleSet(errs *errorList, s *configv1.RuleSet, i int, index map[string]
 			errs.add(errorf("%s: content_types[%d]: invalid media type %q; want type/subtype without parameters, or \"*\"", who, j, ct))
 		}
 	}
+	checkRules(errs, s.GetName(), "", s.GetRules(), nil)
+	checkRules(errs, s.GetName(), config.KindHeaderRule, s.GetHeaderRules(), headerrewrite.CheckTemplate)
+	checkRules(errs, s.GetName(), config.KindRequestHeaderRule, s.GetRequestHeaderRules(), headerrewrite.CheckTemplate)
+	if s.RewriteResponseHeaders != nil && !s.GetRewriteResponseHeaders() && len(s.GetResponseHeaders()) > 0 {
+		errs.add(errorf("%s: response_headers lists headers, but rewrite_response_headers is false", who))
+	}
+	for j, n := range s.GetResponseHeaders() {
+		if err := checkHeaderName(n); err != nil {
+			errs.add(errorf("%s: response_headers[%d]: %w", who, j, err))
+		}
+	}
+	for j, n := range s.GetRequestHeaders() {
+		err := checkHeaderName(n)
+		if err == nil && strings.EqualFold(n, "host") {
+			err = errors.New(`"host" is Envoy's to rewrite (host_rewrite_literal on the route)`)
+		}
+		if err != nil {
+			errs.add(errorf("%s: request_headers[%d]: %w", who, j, err))
+		}
+	}
+}
+
+// checkRules validates one list of rules of rule set set (kind names the
+// list in messages, "" for the body rules): each rule alone, its template
+// with checkTemplate when given, and unique names.
+func checkRules(errs *errorList, set, kind string, rules []*configv1.Rule, checkTemplate func(string) error) {
 	names := map[string]int{}
-	for j, r := range s.GetRules() {
-		if err := checkRule(r); err != nil {
-			errs.add(&matcher.RuleError{Set: s.GetName(), Index: j, Name: r.GetName(), Err: err})
+	for j, r := range rules {
+		err := checkRule(r)
+		if err == nil && checkTemplate != nil {
+			err = checkTemplate(r.GetReplace())
+		}
+		if err != nil {
+			errs.add(&matcher.RuleError{Set: set, Kind: kind, Index: j, Name: r.GetName(), Err: err})
 		}
 		if n := r.GetName(); n != "" {
 			if first, dup := names[n]; dup {
-				errs.add(&matcher.RuleError{Set: s.GetName(), Index: j, Name: n,
-					Err: fmt.Errorf("duplicate rule name (also rule %d)", first)})
+				errs.add(&matcher.RuleError{Set: set, Kind: kind, Index: j, Name: n,
+					Err: fmt.Errorf("duplicate rule name (also %s %d)", cmp.Or(kind, "rule"), first)})
 			} else {
 				names[n] = j
 			}
@@ -325,13 +368,14 @@ func headerSet(errs *errorList, path string, l *configv1.HeaderList) *matcher.He
 	return matcher.NewHeaderSet(names, prefixes)
 }
 
-// checkHeaderName accepts an HTTP field name (RFC 9110 token).
+// checkHeaderName accepts an HTTP field name (RFC 9110 token), not a
+// pseudo-header.
 func checkHeaderName(n string) error {
 	if n == "" {
 		return errors.New("empty header name")
 	}
 	if n[0] == ':' {
-		return fmt.Errorf("%q is a pseudo-header; Envoy never removes those", n)
+		return fmt.Errorf("%q is a pseudo-header; Envoy never lets those be removed or set", n)
 	}
 	for i := 0; i < len(n); i++ {
 		if !isTokenChar(n[i]) {
@@ -374,11 +418,14 @@ type flattener struct {
 	sets  []*configv1.RuleSet
 	index map[string]int
 	done  map[string]*config.RuleSet
-	// origin of each flattened rule, by rule set name: the rule set and
-	// index where it is written, so that a compile error on an inherited
-	// rule names where it is written.
-	origin map[string][]ruleOrigin
+	// origin of each flattened rule, by rule kind ("" for the body rules,
+	// config.KindHeaderRule, config.KindRequestHeaderRule) and rule set
+	// name: the rule set and index where it is written, so that a compile
+	// error on an inherited rule names where it is written.
+	origin map[originKey][]ruleOrigin
 }
+
+type originKey struct{ kind, set string }
 
 type ruleOrigin struct {
 	set   string
@@ -407,33 +454,16 @@ func (f *flattener) ruleSet(name string) *config.RuleSet {
 		order = append(order, n)
 	}
 	visit(name)
-	var origins []ruleOrigin
-	for _, n := range order {
-		for j, r := range f.sets[f.index[n]].GetRules() {
-			rs.Rules = append(rs.Rules, toMatcherRule(r))
-			origins = append(origins, ruleOrigin{set: n, index: j})
-		}
-	}
-	if f.origin == nil {
-		f.origin = map[string][]ruleOrigin{}
-	}
-	f.origin[name] = origins
+	rs.Rules = f.flatten(name, "", order, (*configv1.RuleSet).GetRules)
+	rs.HeaderRules = f.flatten(name, config.KindHeaderRule, order, (*configv1.RuleSet).GetHeaderRules)
+	rs.RequestHeaderRules = f.flatten(name, config.KindRequestHeaderRule, order, (*configv1.RuleSet).GetRequestHeaderRules)
 
 	// Settings not given are inherited from the parents.
 	var parents []*config.RuleSet
 	for _, p := range s.GetExtends() {
 		parents = append(parents, f.ruleSet(p))
 	}
-	if len(s.GetContentTypes()) > 0 {
-		rs.ContentTypes = lowerUnique(nil, s.GetContentTypes())
-	} else {
-		for _, p := range parents {
-			rs.ContentTypes = lowerUnique(rs.ContentTypes, p.ContentTypes)
-		}
-		if len(rs.ContentTypes) == 0 {
-			rs.ContentTypes = []string{config.DefaultContentType}
-		}
-	}
+	rs.ContentTypes = inherited(s.GetContentTypes(), parents, func(p *config.RuleSet) []string { return p.ContentTypes }, []string{config.DefaultContentType})
 	if s.KeepLastModified != nil {
 		rs.KeepLastModified = s.GetKeepLastModified()
 	} else {
@@ -442,8 +472,56 @@ func (f *flattener) ruleSet(name string) *config.RuleSet {
 			rs.KeepLastModified = rs.KeepLastModified && p.KeepLastModified
 		}
 	}
+	rewrite := len(parents) == 0
+	for _, p := range parents {
+		rewrite = rewrite || len(p.ResponseHeaders) > 0
+	}
+	if s.RewriteResponseHeaders != nil {
+		rewrite = s.GetRewriteResponseHeaders()
+	}
+	if rewrite {
+		rs.ResponseHeaders = inherited(s.GetResponseHeaders(), parents, func(p *config.RuleSet) []string { return p.ResponseHeaders }, headerrewrite.DefaultResponseHeaders)
+	}
+	if len(rs.RequestHeaderRules) > 0 {
+		rs.RequestHeaders = inherited(s.GetRequestHeaders(), parents, func(p *config.RuleSet) []string { return p.RequestHeaders }, headerrewrite.DefaultRequestHeaders)
+	}
 	f.done[name] = rs
 	return rs
+}
+
+// flatten returns the rules of kind (those get returns) of the rule sets in
+// order, the ancestors of name and name itself, and records where each is
+// written.
+func (f *flattener) flatten(name, kind string, order []string, get func(*configv1.RuleSet) []*configv1.Rule) []matcher.Rule {
+	var rules []matcher.Rule
+	var origins []ruleOrigin
+	for _, n := range order {
+		for j, r := range get(f.sets[f.index[n]]) {
+			rules = append(rules, toMatcherRule(r))
+			origins = append(origins, ruleOrigin{set: n, index: j})
+		}
+	}
+	if f.origin == nil {
+		f.origin = map[originKey][]ruleOrigin{}
+	}
+	f.origin[originKey{kind, name}] = origins
+	return rules
+}
+
+// inherited returns a rule set's list setting: its own items (lower case,
+// each once), else the union of its parents', else def.
+func inherited(own []string, parents []*config.RuleSet, of func(*config.RuleSet) []string, def []string) []string {
+	if len(own) > 0 {
+		return lowerUnique(nil, own)
+	}
+	var out []string
+	for _, p := range parents {
+		out = lowerUnique(out, of(p))
+	}
+	if len(out) == 0 {
+		out = lowerUnique(nil, def)
+	}
+	return out
 }
 
 // lowerUnique appends the lower-cased items not yet in dst.
@@ -470,7 +548,7 @@ func (f *flattener) whereWritten(err error) error {
 		return err
 	}
 	out := *re
-	if o := f.origin[re.Set]; re.Index >= 0 && re.Index < len(o) {
+	if o := f.origin[originKey{re.Kind, re.Set}]; re.Index >= 0 && re.Index < len(o) {
 		out.Set, out.Index = o[re.Index].set, o[re.Index].index
 	}
 	return &out

@@ -1,12 +1,14 @@
 // Package demoorigin is the HTTP origin behind Envoy in `make demo` and the
 // e2e tests: pages that carry the demo rule set's matches, in every shape the
 // rewriter and Envoy must handle (cut across flushes, large and streamed,
-// binary, pre-compressed, cacheable, bodiless, slow).
+// binary, pre-compressed, cacheable, bodiless, slow), and headers that name
+// the origin (a redirect, cookies, link, CSP).
 package demoorigin
 
 import (
 	"bytes"
 	"compress/gzip"
+	"compress/zlib"
 	"fmt"
 	"io"
 	"net/http"
@@ -15,6 +17,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/andybalholm/brotli"
 )
 
 // Matches of the demo rule set (examples/streamsub.yaml) the pages carry.
@@ -59,6 +63,12 @@ const (
 //	/split          HTML whose matches are cut across flushes
 //	/cached         HTML with a strong ETag and Last-Modified (304 on revalidation)
 //	/gzip           HTML sent with content-encoding: gzip
+//	/gzip-always    AlwaysHTML, gzip-encoded whatever the request accepts
+//	/deflate        DeflateHTML sent with content-encoding: deflate (which
+//	                the shipped Envoy configs do not decode)
+//	/br-always      AlwaysHTML, brotli-encoded whatever the request accepts
+//	/redirect       302 to the origin, with cookies, link and CSP naming it
+//	/cookies?n=N    N set-cookie headers scoped to the origin's host
 //	/slow?ms=D&n=K  K HTML pieces, D ms apart
 //	/comment?size=N HTML with an N-byte comment between two matches,
 //	                streamed in 4 KiB flushes (for the hold-back cap)
@@ -77,6 +87,11 @@ func Handler() http.Handler {
 	mux.HandleFunc("GET /split", split)
 	mux.HandleFunc("GET /cached", cached)
 	mux.HandleFunc("GET /gzip", gzipped)
+	mux.HandleFunc("GET /gzip-always", encodedAlways("gzip", gzipAlways))
+	mux.HandleFunc("GET /deflate", encodedAlways("deflate", deflateBody))
+	mux.HandleFunc("GET /br-always", encodedAlways("br", brAlways))
+	mux.HandleFunc("GET /redirect", redirect)
+	mux.HandleFunc("GET /cookies", cookies)
 	mux.HandleFunc("GET /slow", slow)
 	mux.HandleFunc("GET /comment", comment)
 	mux.HandleFunc("GET /empty", empty)
@@ -299,9 +314,13 @@ func split(w http.ResponseWriter, r *http.Request) {
 // CachedHTML is the body of /cached.
 const CachedHTML = "<html><body><a href=\"" + OriginURL + "/\">cached " + OriginHost + "</a></body></html>\n"
 
+// CachedLink is the link header of /cached, sent with its 304s too.
+const CachedLink = "<" + OriginURL + "/cached>; rel=canonical"
+
 func cached(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("ETag", CachedETag)
+	w.Header().Set("Link", CachedLink)
 	// ServeContent answers If-None-Match / If-Modified-Since with 304.
 	http.ServeContent(w, r, "", Modified, strings.NewReader(CachedHTML))
 }
@@ -311,19 +330,98 @@ const GzipHTML = "<html><body>compressed by the origin: " + OriginURL + "</body>
 
 // gzipBody is built on first use (a gzip writer costs ~1 MB of
 // allocations, which every subcommand would pay at init).
-var gzipBody = sync.OnceValue(func() []byte {
-	var b bytes.Buffer
-	zw := gzip.NewWriter(&b)
-	zw.Write([]byte(GzipHTML))
-	zw.Close()
-	return b.Bytes()
-})
+var gzipBody = sync.OnceValue(func() []byte { return encode(gzip.NewWriter, GzipHTML) })
 
 func gzipped(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Content-Encoding", "gzip")
 	w.Header().Set("Content-Length", strconv.Itoa(len(gzipBody())))
 	w.Write(gzipBody())
+}
+
+// AlwaysHTML is the plain text of /gzip-always and /br-always.
+const AlwaysHTML = "<html><head><script>ga('create', '" + Analytics + "', 'auto');</script></head>\n" +
+	"<body><p>Encoded by the origin whatever the client accepts: <a href=\"" + OriginURL + "/about\">" + OriginHost + "</a></p></body></html>\n"
+
+// gzipAlways and brAlways are AlwaysHTML encoded, built on first use.
+var (
+	gzipAlways = sync.OnceValue(func() []byte { return encode(gzip.NewWriter, AlwaysHTML) })
+	brAlways   = sync.OnceValue(func() []byte {
+		return encode(func(w io.Writer) *brotli.Writer { return brotli.NewWriter(w) }, AlwaysHTML)
+	})
+)
+
+// DeflateHTML is the plain text of /deflate.
+const DeflateHTML = "<html><body>deflated by the origin: " + OriginURL + "</body></html>\n"
+
+// deflateBody is DeflateHTML in HTTP's deflate coding (the zlib format).
+var deflateBody = sync.OnceValue(func() []byte { return encode(zlib.NewWriter, DeflateHTML) })
+
+// encode compresses s with the writer newW makes.
+func encode[W io.WriteCloser](newW func(io.Writer) W, s string) []byte {
+	var b bytes.Buffer
+	zw := newW(&b)
+	io.WriteString(zw, s)
+	zw.Close()
+	return b.Bytes()
+}
+
+// encodedAlways serves body() with content-encoding enc, ignoring the
+// request's accept-encoding, as some origins and CDNs do.
+func encodedAlways(enc string, body func() []byte) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.Header().Set("Content-Encoding", enc)
+		w.Header().Set("Content-Length", strconv.Itoa(len(body())))
+		w.Write(body())
+	}
+}
+
+// Headers of /redirect: each names the origin, as a site's redirect does.
+const (
+	RedirectLocation = OriginURL + "/landing?ref=" + OriginHost
+	RedirectLink     = "<" + OriginURL + "/app.css>; rel=preload"
+	RedirectCSP      = "default-src 'self' " + OriginURL
+)
+
+// RedirectCookies are the set-cookie headers of /redirect, in order: one for
+// the origin's host, one for its whole domain.
+var RedirectCookies = []string{
+	"sid=abc123; Path=/; Domain=" + OriginHost + "; HttpOnly",
+	"pref=dark; Path=/; Domain=.example.com; Max-Age=3600",
+}
+
+func redirect(w http.ResponseWriter, r *http.Request) {
+	h := w.Header()
+	h.Set("Location", RedirectLocation)
+	for _, c := range RedirectCookies {
+		h.Add("Set-Cookie", c)
+	}
+	h.Set("Link", RedirectLink)
+	h.Set("Content-Security-Policy", RedirectCSP)
+	h.Set("Content-Length", "0")
+	w.WriteHeader(http.StatusFound)
+}
+
+// MaxCookies caps /cookies?n=N.
+const MaxCookies = 200
+
+// Cookie returns the i-th set-cookie header of /cookies.
+func Cookie(i int) string {
+	return fmt.Sprintf("c%d=v%d; Path=/; Domain=%s", i, i, OriginHost)
+}
+
+func cookies(w http.ResponseWriter, r *http.Request) {
+	n, err := strconv.Atoi(r.URL.Query().Get("n"))
+	if err != nil || n < 0 || n > MaxCookies {
+		http.Error(w, "n: want 0.."+strconv.Itoa(MaxCookies), http.StatusBadRequest)
+		return
+	}
+	for i := range n {
+		w.Header().Add("Set-Cookie", Cookie(i))
+	}
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	fmt.Fprintf(w, "%d cookies\n", n)
 }
 
 func slow(w http.ResponseWriter, r *http.Request) {

@@ -3,6 +3,7 @@ package demoorigin
 import (
 	"bytes"
 	"compress/gzip"
+	"compress/zlib"
 	"fmt"
 	"image/png"
 	"io"
@@ -13,6 +14,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/andybalholm/brotli"
 
 	"github.com/streamsub/streamsub/config/load"
 )
@@ -27,7 +30,10 @@ func get(t *testing.T, srv *httptest.Server, method, path string, hdr http.Heade
 		req.Header[k] = vs
 	}
 	tr := &http.Transport{DisableCompression: true}
-	resp, err := (&http.Client{Transport: tr}).Do(req)
+	c := &http.Client{Transport: tr, CheckRedirect: func(*http.Request, []*http.Request) error {
+		return http.ErrUseLastResponse // the redirect is what is tested
+	}}
+	resp, err := c.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,6 +84,10 @@ func TestRoutes(t *testing.T) {
 		{method: "GET", path: "/trickle?size=3000&pause=1ms", status: 400},
 		{method: "GET", path: "/trickle?size=3000&chunk=x", status: 400},
 		{method: "GET", path: "/trickle?size=x", status: 400},
+		{method: "GET", path: "/redirect", status: 302, emptyBody: true},
+		{method: "HEAD", path: "/redirect", status: 302, emptyBody: true},
+		{method: "GET", path: "/cookies?n=3", status: 200, ctype: "text/plain", contains: []string{"3 cookies"}},
+		{method: "GET", path: "/cookies?n=201", status: 400},
 		{method: "GET", path: "/nope", status: 404},
 	}
 	for _, tc := range tests {
@@ -120,6 +130,94 @@ func TestLogoIsPNG(t *testing.T) {
 	}
 	if b := img.Bounds(); b.Dx() != 64 || b.Dy() != 64 {
 		t.Errorf("bounds %v", b)
+	}
+}
+
+// TestAlwaysEncoded checks that /gzip-always, /br-always and /deflate are
+// encoded whatever the request accepts, and decode to their plain text.
+func TestAlwaysEncoded(t *testing.T) {
+	srv := httptest.NewServer(Handler())
+	defer srv.Close()
+	decoders := map[string]func(io.Reader) (io.Reader, error){
+		"gzip":    func(r io.Reader) (io.Reader, error) { return gzip.NewReader(r) },
+		"br":      func(r io.Reader) (io.Reader, error) { return brotli.NewReader(r), nil },
+		"deflate": func(r io.Reader) (io.Reader, error) { return zlib.NewReader(r) },
+	}
+	plainText := map[string]string{"/gzip-always": AlwaysHTML, "/br-always": AlwaysHTML, "/deflate": DeflateHTML}
+	for path, enc := range map[string]string{"/gzip-always": "gzip", "/br-always": "br", "/deflate": "deflate"} {
+		for _, accept := range []string{"", "identity", "gzip", "br", "deflate"} {
+			t.Run(path+" accept-encoding "+accept, func(t *testing.T) {
+				var hdr http.Header
+				if accept != "" {
+					hdr = http.Header{"Accept-Encoding": {accept}}
+				}
+				resp, body := get(t, srv, "GET", path, hdr)
+				if ce := resp.Header.Get("Content-Encoding"); ce != enc {
+					t.Fatalf("content-encoding %q, want %q", ce, enc)
+				}
+				zr, err := decoders[enc](bytes.NewReader(body))
+				if err != nil {
+					t.Fatal(err)
+				}
+				plain, err := io.ReadAll(zr)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if string(plain) != plainText[path] {
+					t.Errorf("decoded %q, want %q", plain, plainText[path])
+				}
+			})
+		}
+	}
+	for _, m := range []string{OriginURL, Analytics} {
+		if !strings.Contains(AlwaysHTML, m) {
+			t.Errorf("AlwaysHTML lacks %q", m)
+		}
+	}
+}
+
+// TestOriginHeaders checks the headers that name the origin: /redirect's,
+// in order and separate; /cookies's; /cached's link, on its 304 too.
+func TestOriginHeaders(t *testing.T) {
+	srv := httptest.NewServer(Handler())
+	defer srv.Close()
+	resp, _ := get(t, srv, "GET", "/redirect", nil)
+	want := map[string][]string{
+		"Location":                {RedirectLocation},
+		"Set-Cookie":              RedirectCookies,
+		"Link":                    {RedirectLink},
+		"Content-Security-Policy": {RedirectCSP},
+	}
+	for name, vs := range want {
+		if got := resp.Header.Values(name); strings.Join(got, "\n") != strings.Join(vs, "\n") {
+			t.Errorf("/redirect %s = %q, want %q", name, got, vs)
+		}
+		for _, v := range vs {
+			if !strings.Contains(v, "example.com") {
+				t.Errorf("/redirect %s %q does not name the origin", name, v)
+			}
+		}
+	}
+	if !strings.Contains(RedirectCookies[1], "Domain=.example.com") {
+		t.Errorf("second cookie %q is not scoped to the whole domain", RedirectCookies[1])
+	}
+
+	resp, _ = get(t, srv, "GET", "/cookies?n=50", nil)
+	got := resp.Header.Values("Set-Cookie")
+	if len(got) != 50 {
+		t.Fatalf("/cookies?n=50: %d set-cookie headers", len(got))
+	}
+	for i, c := range got {
+		if c != Cookie(i) {
+			t.Errorf("cookie %d = %q, want %q", i, c, Cookie(i))
+		}
+	}
+
+	for _, hdr := range []http.Header{nil, {"If-None-Match": {CachedETag}}} {
+		resp, _ = get(t, srv, "GET", "/cached", hdr)
+		if l := resp.Header.Get("Link"); l != CachedLink {
+			t.Errorf("/cached (%d) link %q, want %q", resp.StatusCode, l, CachedLink)
+		}
 	}
 }
 

@@ -50,6 +50,12 @@ type Config struct {
 	// streamsub_dfa_cache_gave_up_total). 0 means the default, 2097152;
 	// otherwise between 4096 and 268435456 (256 MiB).
 	DfaCacheBytes int64 `protobuf:"varint,5,opt,name=dfa_cache_bytes,json=dfaCacheBytes,proto3" json:"dfa_cache_bytes,omitempty"`
+	// Limit, in bytes, on a rewritten header value (response or request): a
+	// longer result is not sent, the original value stays, and the event is
+	// logged once per stream and counted
+	// (streamsub_header_rewrites_rejected_total{reason="too_long"}). 0 means
+	// the default, 8192. Not negative.
+	MaxHeaderValueBytes int64 `protobuf:"varint,6,opt,name=max_header_value_bytes,json=maxHeaderValueBytes,proto3" json:"max_header_value_bytes,omitempty"`
 	// Shadow rule sets: maps the name of a live rule set to the name of the
 	// rule set that runs beside it, on the same body bytes, for a sample of
 	// the responses the live one is chosen for (shadow_sample). The shadow
@@ -139,6 +145,13 @@ func (x *Config) GetDfaCacheBytes() int64 {
 	return 0
 }
 
+func (x *Config) GetMaxHeaderValueBytes() int64 {
+	if x != nil {
+		return x.MaxHeaderValueBytes
+	}
+	return 0
+}
+
 func (x *Config) GetShadows() map[string]string {
 	if x != nil {
 		return x.Shadows
@@ -180,6 +193,34 @@ type RuleSet struct {
 	// removed). When unset: true only if the set extends others and all of
 	// them keep it.
 	KeepLastModified *bool `protobuf:"varint,5,opt,name=keep_last_modified,json=keepLastModified,proto3,oneof" json:"keep_last_modified,omitempty"`
+	// Response headers whose values are rewritten, each value whole, with the
+	// semantics of a body (leftmost-first, templates, once per value), on
+	// every response the rule set covers: any status, any content type,
+	// whether the body is rewritten or not. Names are case-insensitive; the
+	// values of a repeated header (set-cookie) are rewritten one by one and
+	// stay separate, in order. When empty: inherited from the extended rule
+	// sets (their union), else location, content-location, refresh, link,
+	// set-cookie, content-security-policy,
+	// content-security-policy-report-only, access-control-allow-origin.
+	ResponseHeaders []string `protobuf:"bytes,6,rep,name=response_headers,json=responseHeaders,proto3" json:"response_headers,omitempty"`
+	// false: rewrite no response header (response_headers must then be
+	// empty). When unset: true, unless the set extends others and none of
+	// them rewrites response headers.
+	RewriteResponseHeaders *bool `protobuf:"varint,7,opt,name=rewrite_response_headers,json=rewriteResponseHeaders,proto3,oneof" json:"rewrite_response_headers,omitempty"`
+	// Rules for the response header values, instead of the body rules; the
+	// extended rule sets' header_rules come first. When the set and its
+	// ancestors give none, the rules (body rules) rewrite the headers too.
+	// A template whose literal text holds CR, LF or NUL is an error.
+	HeaderRules []*Rule `protobuf:"bytes,8,rep,name=header_rules,json=headerRules,proto3" json:"header_rules,omitempty"`
+	// Request headers whose values request_header_rules rewrite before the
+	// request reaches the origin (the clone's host back to the origin's, so
+	// that its CSRF and referer checks pass). When empty: inherited, else
+	// referer and origin. :authority is not among them: Envoy rewrites it
+	// (host_rewrite_literal on the route).
+	RequestHeaders []string `protobuf:"bytes,9,rep,name=request_headers,json=requestHeaders,proto3" json:"request_headers,omitempty"`
+	// Rules for the request header values; the extended rule sets' come
+	// first. Without any, no request header is rewritten.
+	RequestHeaderRules []*Rule `protobuf:"bytes,11,rep,name=request_header_rules,json=requestHeaderRules,proto3" json:"request_header_rules,omitempty"`
 	// Self-tests: `streamsub check` runs them, and `serve` refuses a file in
 	// which one fails, at start and at reload. A test belongs to the rule set
 	// it is written in (after extends); rule sets that extend this one do not
@@ -252,6 +293,41 @@ func (x *RuleSet) GetKeepLastModified() bool {
 		return *x.KeepLastModified
 	}
 	return false
+}
+
+func (x *RuleSet) GetResponseHeaders() []string {
+	if x != nil {
+		return x.ResponseHeaders
+	}
+	return nil
+}
+
+func (x *RuleSet) GetRewriteResponseHeaders() bool {
+	if x != nil && x.RewriteResponseHeaders != nil {
+		return *x.RewriteResponseHeaders
+	}
+	return false
+}
+
+func (x *RuleSet) GetHeaderRules() []*Rule {
+	if x != nil {
+		return x.HeaderRules
+	}
+	return nil
+}
+
+func (x *RuleSet) GetRequestHeaders() []string {
+	if x != nil {
+		return x.RequestHeaders
+	}
+	return nil
+}
+
+func (x *RuleSet) GetRequestHeaderRules() []*Rule {
+	if x != nil {
+		return x.RequestHeaderRules
+	}
+	return nil
 }
 
 func (x *RuleSet) GetTests() []*RuleTest {
@@ -634,13 +710,14 @@ var File_streamsub_config_v1_config_proto protoreflect.FileDescriptor
 
 const file_streamsub_config_v1_config_proto_rawDesc = "" +
 	"\n" +
-	" streamsub/config/v1/config.proto\x12\x13streamsub.config.v1\"\xd0\x04\n" +
+	" streamsub/config/v1/config.proto\x12\x13streamsub.config.v1\"\x85\x05\n" +
 	"\x06Config\x129\n" +
 	"\trule_sets\x18\x01 \x03(\v2\x1c.streamsub.config.v1.RuleSetR\bruleSets\x12<\n" +
 	"\x05hosts\x18\x02 \x03(\v2&.streamsub.config.v1.Config.HostsEntryR\x05hosts\x12F\n" +
 	"\rheader_filter\x18\x03 \x01(\v2!.streamsub.config.v1.HeaderFilterR\fheaderFilter\x12,\n" +
 	"\x12max_buffered_bytes\x18\x04 \x01(\x03R\x10maxBufferedBytes\x12&\n" +
-	"\x0fdfa_cache_bytes\x18\x05 \x01(\x03R\rdfaCacheBytes\x12B\n" +
+	"\x0fdfa_cache_bytes\x18\x05 \x01(\x03R\rdfaCacheBytes\x123\n" +
+	"\x16max_header_value_bytes\x18\x06 \x01(\x03R\x13maxHeaderValueBytes\x12B\n" +
 	"\ashadows\x18\n" +
 	" \x03(\v2(.streamsub.config.v1.Config.ShadowsEntryR\ashadows\x12(\n" +
 	"\rshadow_sample\x18\v \x01(\x01H\x00R\fshadowSample\x88\x01\x01\x129\n" +
@@ -652,16 +729,22 @@ const file_streamsub_config_v1_config_proto_rawDesc = "" +
 	"\fShadowsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B\x10\n" +
-	"\x0e_shadow_sample\"\x8c\x02\n" +
+	"\x0e_shadow_sample\"\xc7\x04\n" +
 	"\aRuleSet\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12/\n" +
 	"\x05rules\x18\x02 \x03(\v2\x19.streamsub.config.v1.RuleR\x05rules\x12#\n" +
 	"\rcontent_types\x18\x03 \x03(\tR\fcontentTypes\x12\x18\n" +
 	"\aextends\x18\x04 \x03(\tR\aextends\x121\n" +
-	"\x12keep_last_modified\x18\x05 \x01(\bH\x00R\x10keepLastModified\x88\x01\x01\x123\n" +
+	"\x12keep_last_modified\x18\x05 \x01(\bH\x00R\x10keepLastModified\x88\x01\x01\x12)\n" +
+	"\x10response_headers\x18\x06 \x03(\tR\x0fresponseHeaders\x12=\n" +
+	"\x18rewrite_response_headers\x18\a \x01(\bH\x01R\x16rewriteResponseHeaders\x88\x01\x01\x12<\n" +
+	"\fheader_rules\x18\b \x03(\v2\x19.streamsub.config.v1.RuleR\vheaderRules\x12'\n" +
+	"\x0frequest_headers\x18\t \x03(\tR\x0erequestHeaders\x12K\n" +
+	"\x14request_header_rules\x18\v \x03(\v2\x19.streamsub.config.v1.RuleR\x12requestHeaderRules\x123\n" +
 	"\x05tests\x18\n" +
 	" \x03(\v2\x1d.streamsub.config.v1.RuleTestR\x05testsB\x15\n" +
-	"\x13_keep_last_modified\"\x9d\x01\n" +
+	"\x13_keep_last_modifiedB\x1b\n" +
+	"\x19_rewrite_response_headers\"\x9d\x01\n" +
 	"\bRuleTest\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
 	"\x05input\x18\x02 \x01(\tR\x05input\x12\x1b\n" +
@@ -718,20 +801,22 @@ var file_streamsub_config_v1_config_proto_goTypes = []any{
 	nil,                  // 8: streamsub.config.v1.Config.ShadowsEntry
 }
 var file_streamsub_config_v1_config_proto_depIdxs = []int32{
-	1, // 0: streamsub.config.v1.Config.rule_sets:type_name -> streamsub.config.v1.RuleSet
-	7, // 1: streamsub.config.v1.Config.hosts:type_name -> streamsub.config.v1.Config.HostsEntry
-	4, // 2: streamsub.config.v1.Config.header_filter:type_name -> streamsub.config.v1.HeaderFilter
-	8, // 3: streamsub.config.v1.Config.shadows:type_name -> streamsub.config.v1.Config.ShadowsEntry
-	6, // 4: streamsub.config.v1.Config.remember:type_name -> streamsub.config.v1.Remember
-	3, // 5: streamsub.config.v1.RuleSet.rules:type_name -> streamsub.config.v1.Rule
-	2, // 6: streamsub.config.v1.RuleSet.tests:type_name -> streamsub.config.v1.RuleTest
-	5, // 7: streamsub.config.v1.HeaderFilter.request:type_name -> streamsub.config.v1.HeaderList
-	5, // 8: streamsub.config.v1.HeaderFilter.response:type_name -> streamsub.config.v1.HeaderList
-	9, // [9:9] is the sub-list for method output_type
-	9, // [9:9] is the sub-list for method input_type
-	9, // [9:9] is the sub-list for extension type_name
-	9, // [9:9] is the sub-list for extension extendee
-	0, // [0:9] is the sub-list for field type_name
+	1,  // 0: streamsub.config.v1.Config.rule_sets:type_name -> streamsub.config.v1.RuleSet
+	7,  // 1: streamsub.config.v1.Config.hosts:type_name -> streamsub.config.v1.Config.HostsEntry
+	4,  // 2: streamsub.config.v1.Config.header_filter:type_name -> streamsub.config.v1.HeaderFilter
+	8,  // 3: streamsub.config.v1.Config.shadows:type_name -> streamsub.config.v1.Config.ShadowsEntry
+	6,  // 4: streamsub.config.v1.Config.remember:type_name -> streamsub.config.v1.Remember
+	3,  // 5: streamsub.config.v1.RuleSet.rules:type_name -> streamsub.config.v1.Rule
+	3,  // 6: streamsub.config.v1.RuleSet.header_rules:type_name -> streamsub.config.v1.Rule
+	3,  // 7: streamsub.config.v1.RuleSet.request_header_rules:type_name -> streamsub.config.v1.Rule
+	2,  // 8: streamsub.config.v1.RuleSet.tests:type_name -> streamsub.config.v1.RuleTest
+	5,  // 9: streamsub.config.v1.HeaderFilter.request:type_name -> streamsub.config.v1.HeaderList
+	5,  // 10: streamsub.config.v1.HeaderFilter.response:type_name -> streamsub.config.v1.HeaderList
+	11, // [11:11] is the sub-list for method output_type
+	11, // [11:11] is the sub-list for method input_type
+	11, // [11:11] is the sub-list for extension type_name
+	11, // [11:11] is the sub-list for extension extendee
+	0,  // [0:11] is the sub-list for field type_name
 }
 
 func init() { file_streamsub_config_v1_config_proto_init() }
