@@ -321,47 +321,22 @@ func (bt *backtracker) captures(dst []int, n *nfa.NFA, span stateSpan, r nfa.Rul
 					id = st.Next
 					continue
 				}
-			case nfa.KindRange:
+			case nfa.KindRange, nfa.KindSparse, nfa.KindInvalid:
 				c, ok := at(p)
 				if !ok {
 					return dst, false
 				}
-				if int(st.Lo) <= c && c <= int(st.Hi) {
-					id, p = st.Next, p+1
-					continue
-				}
-			case nfa.KindSparse:
-				c, ok := at(p)
-				if !ok {
-					return dst, false
-				}
-				next := nfa.StateID(0)
-				for _, tr := range st.Trans {
-					if c <= int(tr.Hi) {
-						if int(tr.Lo) <= c {
-							next = tr.Next
-						}
-						break
-					}
-				}
-				if next != 0 {
-					id, p = next, p+1
-					continue
-				}
-			case nfa.KindInvalid:
-				c, ok := at(p)
-				if !ok {
-					return dst, false
-				}
-				if c >= 0x80 {
+				invalid := false
+				if st.Kind == nfa.KindInvalid && c >= 0x80 {
 					u, ok := nfa.UnitLen(hay[p:], false)
 					if !ok {
 						return dst, false
 					}
-					if u == 1 {
-						id, p = st.Next, p+1
-						continue
-					}
+					invalid = nfa.IsInvalidUnit(c, u)
+				}
+				if next := st.Step(c, invalid); next != 0 {
+					id, p = next, p+1
+					continue
 				}
 			}
 			break // Fail, or a transition that does not apply: backtrack

@@ -38,30 +38,6 @@ type Anchored struct {
 	maxClears  int
 }
 
-// Look-behind contexts of a state: what Look.Holds needs of the byte before.
-const (
-	ctxEdge  = iota // body start
-	ctxNL           // '\n'
-	ctxWord         // [0-9A-Za-z_]
-	ctxOther        // anything else
-	numCtx
-)
-
-// ctxByte is a byte of each context, as passed to Look.Holds.
-var ctxByte = [numCtx]int{nfa.Edge, '\n', 'a', ' '}
-
-func ctxOf(b int) uint8 {
-	switch {
-	case b == nfa.Edge:
-		return ctxEdge
-	case b == '\n':
-		return ctxNL
-	case nfa.IsWordByte(b):
-		return ctxWord
-	}
-	return ctxOther
-}
-
 // NewAnchored builds the anchored resolver of n.
 func NewAnchored(n *nfa.NFA, cfg Config) *Anchored {
 	a := &Anchored{nfa: n, hasInvalid: n.HasInvalid()}
@@ -119,17 +95,15 @@ type AnchoredCache struct {
 	trans    []StateID
 	setData  []nfa.StateID
 	setStart []int32
-	ctx      []uint8
-	rule     []nfa.RuleID // match rule of state i (valid if tagged)
+	ctx      []nfa.Context // the look-behind context of state i: what assertions know of the byte before
+	rule     []nfa.RuleID  // match rule of state i (valid if tagged)
 	index    map[string]StateID
-	starts   [numCtx]StateID // Unknown until built
+	starts   [nfa.NumContexts]StateID // Unknown until built
 
 	// Scratch.
-	set    sparseSet
-	set2   sparseSet
-	clist  []nfa.StateID
+	walk   *nfa.Walker
+	set2   nfa.StateSet
 	seeds  []nfa.StateID
-	stack  []nfa.StateID
 	keybuf []byte
 
 	mem    int
@@ -137,28 +111,9 @@ type AnchoredCache struct {
 	gaveUp bool
 }
 
-type sparseSet struct {
-	sparse []uint32
-	dense  []nfa.StateID
-}
-
-func (s *sparseSet) init(n int) { s.sparse = make([]uint32, n); s.dense = make([]nfa.StateID, 0, n) }
-func (s *sparseSet) clear()     { s.dense = s.dense[:0] }
-func (s *sparseSet) insert(x nfa.StateID) bool {
-	i := s.sparse[x]
-	if int(i) < len(s.dense) && s.dense[i] == x {
-		return false
-	}
-	s.sparse[x] = uint32(len(s.dense))
-	s.dense = append(s.dense, x)
-	return true
-}
-
 // NewCache returns an empty cache for a.
 func (a *Anchored) NewCache() *AnchoredCache {
-	c := &AnchoredCache{a: a}
-	c.set.init(a.nfa.Len())
-	c.set2.init(a.nfa.Len())
+	c := &AnchoredCache{a: a, walk: nfa.NewWalker(a.nfa), set2: nfa.NewStateSet(a.nfa.Len())}
 	c.clear()
 	return c
 }
@@ -194,9 +149,9 @@ func (c *AnchoredCache) Stats() Stats {
 	return Stats{States: len(c.ctx), Clears: c.clears, Bytes: c.mem, GaveUp: c.gaveUp}
 }
 
-func (c *AnchoredCache) key(match int, ctx uint8, seeds []nfa.StateID) []byte {
+func (c *AnchoredCache) key(match int, ctx nfa.Context, seeds []nfa.StateID) []byte {
 	k := binary.LittleEndian.AppendUint32(c.keybuf[:0], uint32(match+1))
-	k = append(k, ctx)
+	k = append(k, byte(ctx))
 	for _, q := range seeds {
 		k = binary.LittleEndian.AppendUint32(k, uint32(q))
 	}
@@ -207,7 +162,7 @@ func (c *AnchoredCache) key(match int, ctx uint8, seeds []nfa.StateID) []byte {
 // state returns the ID of the state (match, ctx, seeds), building it if
 // needed; ok is false when the cache gave up. cleared reports that the
 // cache was emptied to make room (every older ID is invalid).
-func (c *AnchoredCache) state(match int, ctx uint8, seeds []nfa.StateID) (id StateID, cleared, ok bool) {
+func (c *AnchoredCache) state(match int, ctx nfa.Context, seeds []nfa.StateID) (id StateID, cleared, ok bool) {
 	k := c.key(match, ctx, seeds)
 	if id, ok := c.index[string(k)]; ok {
 		return id, false, true
@@ -258,7 +213,7 @@ func (c *AnchoredCache) next(s StateID, x int) (StateID, bool) {
 	n := a.nfa
 	idx := c.offset(s) / a.stride
 	seeds := c.setData[c.setStart[idx]:c.setStart[idx+1]]
-	before := ctxByte[c.ctx[idx]]
+	before := c.ctx[idx].Byte()
 	after := nfa.Edge
 	invalid := false
 	var b byte
@@ -272,65 +227,28 @@ func (c *AnchoredCache) next(s StateID, x int) (StateID, bool) {
 		after = int(b)
 	}
 	// Closure in priority order; a Match cuts the rest.
-	c.set.clear()
-	c.clist = c.clist[:0]
+	c.walk.Reset(nfa.LookCtx{Before: before, After: after})
 	match := -1
 closure:
 	for _, seed := range seeds {
-		stack := append(c.stack[:0], seed)
-		for len(stack) > 0 {
-			id := stack[len(stack)-1]
-			stack = stack[:len(stack)-1]
-			for {
-				if !c.set.insert(id) {
-					break
-				}
-				st := n.State(id)
-				switch st.Kind {
-				case nfa.KindUnion:
-					for j := len(st.Alts) - 1; j > 0; j-- {
-						stack = append(stack, st.Alts[j])
-					}
-					id = st.Alts[0]
-					continue
-				case nfa.KindCapture:
-					id = st.Next
-					continue
-				case nfa.KindLook:
-					if st.Look.Holds(before, after) {
-						id = st.Next
-						continue
-					}
-				case nfa.KindFail:
-				case nfa.KindMatch:
-					match = int(st.Rule)
-					c.stack = stack
-					break closure
-				default:
-					c.clist = append(c.clist, id)
-				}
-				break
+		from := len(c.walk.Out)
+		c.walk.Closure(nfa.Thread{ID: seed}, nil)
+		for i, t := range c.walk.Out[from:] {
+			if st := n.State(t.ID); st.Kind == nfa.KindMatch {
+				match = int(st.Rule)
+				c.walk.Out = c.walk.Out[:from+i]
+				break closure
 			}
 		}
-		c.stack = stack
 	}
 	// Step the surviving threads over the byte.
 	c.seeds = c.seeds[:0]
-	ctx := uint8(ctxEdge)
+	ctx := nfa.CtxEdge
 	if x < 2*a.nc {
-		ctx = ctxOf(after)
-		c.set2.clear()
-		for _, id := range c.clist {
-			st := n.State(id)
-			var succ nfa.StateID
-			ok := false
-			switch st.Kind {
-			case nfa.KindInvalid:
-				succ, ok = st.Next, invalid
-			default:
-				succ, ok = step(st, b)
-			}
-			if ok && c.set2.insert(succ) {
+		ctx = nfa.ContextOf(after)
+		c.set2.Clear()
+		for _, t := range c.walk.Out {
+			if succ := n.State(t.ID).Step(after, invalid); succ != 0 && c.set2.Insert(succ) {
 				c.seeds = append(c.seeds, succ)
 			}
 		}
@@ -392,7 +310,7 @@ func (c *AnchoredCache) Find(hay []byte, p int, before int, eof bool, limit int)
 		return 0, 0, CacheFull
 	}
 	a := c.a
-	ctx := ctxOf(before)
+	ctx := nfa.ContextOf(before)
 	s := c.starts[ctx]
 	if s == Unknown {
 		var ok bool

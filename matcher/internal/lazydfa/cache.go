@@ -86,7 +86,7 @@ func (c *Cache) MatchAt() int { return c.matchAt }
 // NewCache returns an empty cache for d.
 func (d *DFA) NewCache() *Cache {
 	c := &Cache{d: d, startSet: *d.pf0.Set()}
-	c.cl.init(d.nfa.Len())
+	c.cl.init(d.nfa)
 	c.clear()
 	return c
 }
@@ -166,13 +166,13 @@ func (c *Cache) step(s StateID, b byte, mayClear bool) (StateID, bool) {
 	cl := &c.cl
 	cl.reset()
 	for _, q := range set {
-		if succ, ok := step(d.nfa.State(q), b); ok {
-			cl.add(d.nfa, succ)
+		if succ := stepOver(d.nfa.State(q), b); succ != 0 {
+			cl.add(succ)
 		}
 	}
 	for _, q := range d.start {
-		if succ, ok := step(d.nfa.State(q), b); ok {
-			cl.add(d.nfa, succ)
+		if succ := stepOver(d.nfa.State(q), b); succ != 0 {
+			cl.add(succ)
 		}
 	}
 	slices.Sort(cl.consumers)
