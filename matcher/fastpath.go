@@ -48,6 +48,7 @@ package matcher
 import (
 	"sync"
 
+	"github.com/streamsub/streamsub/matcher/internal/backtrack"
 	"github.com/streamsub/streamsub/matcher/internal/lazydfa"
 	"github.com/streamsub/streamsub/matcher/internal/nfa"
 	"github.com/streamsub/streamsub/matcher/internal/pikevm"
@@ -58,9 +59,9 @@ import (
 type fastPath struct {
 	dfa     *lazydfa.DFA
 	anch    *lazydfa.Anchored
-	maxSpan int         // longest window / match the fast path decides itself
-	spans   []stateSpan // per rule: the states the capture backtracker may visit
-	caches  sync.Pool   // *fastCaches: warm caches shared over time by streams
+	maxSpan int             // longest window / match the fast path decides itself
+	bt      *backtrack.Prog // capture positions of its matches
+	caches  sync.Pool       // *fastCaches: warm caches shared over time by streams
 }
 
 // fastCaches are the per-stream lazy DFA caches, pooled per rule set so
@@ -80,7 +81,7 @@ type fastStream struct {
 	// (boundaryAfter looks 4 bytes back, toExact one more).
 	hist  [8]byte
 	nhist int
-	bt    backtracker // capture positions (fastpath_captures.go)
+	bt    backtrack.Searcher // capture positions of its matches
 	// carry: a window was open at the end of the last chunk and is kept in
 	// the DFA (state, opened held bytes before the chunk end) instead of
 	// being handed to the exact engine. Its bytes are held in Stream.buf
@@ -107,7 +108,7 @@ func newFastPath(n *nfa.NFA, maxSpan int, cfg lazydfa.Config) *fastPath {
 	if d.CanMatchEmpty() || maxSpan <= 2*maxFastSpanMargin {
 		return nil
 	}
-	return &fastPath{dfa: d, anch: lazydfa.NewAnchored(n, cfg), maxSpan: maxSpan - maxFastSpanMargin, spans: ruleSpans(n)}
+	return &fastPath{dfa: d, anch: lazydfa.NewAnchored(n, cfg), maxSpan: maxSpan - maxFastSpanMargin, bt: backtrack.New(n)}
 }
 
 func (fp *fastPath) getCaches() *fastCaches {
@@ -124,7 +125,7 @@ func (rs *RuleSet) newFastStream() *fastStream {
 	if rs.fast == nil {
 		return nil
 	}
-	return &fastStream{fp: rs.fast}
+	return &fastStream{fp: rs.fast, bt: rs.fast.bt.Searcher()}
 }
 
 // fastWindows is how many match windows one lazydfa.ScanWindows call may

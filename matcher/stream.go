@@ -246,7 +246,7 @@ func (st *Stream) replacement(dst, hay []byte, n int, r nfa.RuleID, before int, 
 func (st *Stream) captures(hay []byte, n int, r nfa.RuleID, before int, eof, fast bool) []int {
 	if fast {
 		var ok bool
-		if st.slots, ok = st.fast.bt.captures(st.slots[:0], st.rs.nfa, st.fast.fp.spans[r], r, hay, n, before); ok {
+		if st.slots, ok = st.fast.bt.Captures(st.slots[:0], r, hay, n, before); ok {
 			return st.slots
 		}
 	}
