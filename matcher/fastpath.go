@@ -381,15 +381,15 @@ func (st *Stream) fastScan(dst, chunk []byte, abs0 int64, i int, resume bool) ([
 					budget += end - p
 					emit, next = end, end
 					p = end - 1 // matches do not overlap: go on at end
-				case lazydfa.NoMatchHere:
+				case lazydfa.NoMatch:
 					// No match starts at p: its threads die by end, within
 					// the span limit, without a match.
 					if budget -= end - p; budget < 0 {
 						st.countFallback(false)
 						return st.toExact(dst, chunk, abs0, emit, p), p
 					}
-				default: // NeedMore, TooLong, CacheFull
-					st.countFallback(res == lazydfa.CacheFull)
+				default: // NeedMore, Long, GaveUp
+					st.countFallback(res == lazydfa.GaveUp)
 					return st.toExact(dst, chunk, abs0, emit, p), p
 				}
 			}

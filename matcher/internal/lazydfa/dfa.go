@@ -82,11 +82,10 @@ const defaultMaxClears = 8
 type DFA struct {
 	nfa        *nfa.NFA
 	classes    Classes
-	stride     int           // classes.Len()
-	start      []nfa.StateID // consuming states of the start closure, sorted
-	startMatch bool          // the start closure reaches a Match
-	cacheBytes int
-	maxClears  int
+	stride     int                  // classes.Len()
+	start      []nfa.StateID        // consuming states of the start closure, sorted
+	startMatch bool                 // the start closure reaches a Match
+	cfg        Config               // the caches' budget
 	pf0        *prefilter.Prefilter // start bytes
 	pf         *prefilter.Prefilter // pf0 when it beats the inline table loop (one byte), else nil
 }
@@ -94,8 +93,7 @@ type DFA struct {
 // New builds the DFA of n. It does no determinization: states are built by
 // each Cache as the search needs them.
 func New(n *nfa.NFA, cfg Config) *DFA {
-	d := &DFA{nfa: n}
-	d.cacheBytes, d.maxClears = cfg.limits()
+	d := &DFA{nfa: n, cfg: cfg}
 	if cfg.NoClasses {
 		d.classes = identityClasses()
 	} else {
@@ -120,9 +118,6 @@ func New(n *nfa.NFA, cfg Config) *DFA {
 // every assertion taken as true). Such rule sets get no fast path: the start
 // state itself would be a match state.
 func (d *DFA) CanMatchEmpty() bool { return d.startMatch }
-
-// Classes returns the byte classes of the DFA.
-func (d *DFA) Classes() *Classes { return &d.classes }
 
 // StartBytes reports, for every byte value, whether a thread can begin by
 // consuming it (over-approximated): the bytes on which the DFA leaves Idle.
