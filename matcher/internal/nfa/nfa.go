@@ -113,7 +113,6 @@ type NFA struct {
 	states     []State
 	start      StateID
 	rules      []RuleInfo
-	looks      Look // union of all Look assertions used
 	hasInvalid bool
 }
 
@@ -135,9 +134,6 @@ func (n *NFA) NumRules() int { return len(n.rules) }
 
 // Rule returns the description of rule r.
 func (n *NFA) Rule(r RuleID) RuleInfo { return n.rules[r] }
-
-// Looks returns the set of assertions used anywhere in the NFA.
-func (n *NFA) Looks() Look { return n.looks }
 
 // HasInvalid reports whether some state is of kind Invalid, i.e. whether a
 // rule can match invalid UTF-8 bytes.
