@@ -128,6 +128,13 @@ func (rs *RuleSet) newFastStream() *fastStream {
 	return &fastStream{fp: rs.fast, bt: rs.fast.bt.Searcher()}
 }
 
+// fastScan's start: a fresh scan from Idle, or the continuation of the
+// window carried from the last chunk (fastStream.carry).
+const (
+	freshScan     = false
+	resumeCarried = true
+)
+
 // fastWindows is how many match windows one lazydfa.ScanWindows call may
 // report before fastScan resolves them and resumes the scan.
 const fastWindows = 32
@@ -167,12 +174,12 @@ func (st *Stream) writeFast(dst, chunk []byte) []byte {
 	handedOver := false // the fast path just gave up at i: the engine must make progress
 	if f.carry && len(chunk) > 0 {
 		f.carry = false
-		dst, i = st.fastScan(dst, chunk, abs0, 0, true)
+		dst, i = st.fastScan(dst, chunk, abs0, 0, resumeCarried)
 		handedOver = true
 	}
 	for i < len(chunk) {
 		if !handedOver && st.exactIdle() {
-			dst, i = st.fastScan(dst, chunk, abs0, i, false)
+			dst, i = st.fastScan(dst, chunk, abs0, i, freshScan)
 			handedOver = true
 			continue
 		}
@@ -228,12 +235,12 @@ func (f *fastStream) at(chunk []byte, k int) byte {
 // unitLenAt is nfa.UnitLen at chunk index k (k >= -nhist), not at EOF.
 func (f *fastStream) unitLenAt(chunk []byte, k int) (int, bool) {
 	if k >= 0 {
-		return nfa.UnitLen(chunk[k:], false)
+		return nfa.UnitLen(chunk[k:], nfa.MoreInput)
 	}
 	var tmp [8]byte
 	n := copy(tmp[:], f.hist[f.nhist+k:f.nhist])
 	n += copy(tmp[n:], chunk)
-	return nfa.UnitLen(tmp[:n], false)
+	return nfa.UnitLen(tmp[:n], nfa.MoreInput)
 }
 
 // boundaryAfter returns the first unit boundary at or after chunk index
@@ -312,8 +319,9 @@ func (st *Stream) toExact(dst, chunk []byte, abs0 int64, emit, q int) []byte {
 // fastScan rewrites chunk[i:] on the fast path; the exact engine is idle at
 // chunk index i with everything before it written. It returns dst and the
 // chunk index up to which it consumed the chunk: len(chunk), or where it
-// handed the stream to the exact engine (toExact). With resume (i == 0),
-// the window carried from the last chunk (fastStream.carry) continues.
+// handed the stream to the exact engine (toExact). With resume
+// (resumeCarried, i == 0), the window carried from the last chunk
+// (fastStream.carry) continues.
 //
 // One lazydfa.ScanWindows pass covers the chunk (resumed when its window
 // buffer fills): the scan goes on through match states, and the windows it
@@ -342,7 +350,7 @@ func (st *Stream) fastScan(dst, chunk []byte, abs0 int64, i int, resume bool) ([
 				// The carried window decides (matched, still open, too
 				// long, gave up): the exact engine, restarted at it with
 				// its bytes in buf, resolves it.
-				st.countFallback(status == lazydfa.GaveUp)
+				st.countFallback(status)
 				return dst, 0
 			}
 			// It closed without a match: its bytes are final.
@@ -359,7 +367,7 @@ func (st *Stream) fastScan(dst, chunk []byte, abs0 int64, i int, resume bool) ([
 				if chunk[p] >= 0x80 {
 					q, _, ok := f.boundaryAfter(chunk, abs0, p)
 					if !ok {
-						st.countFallback(false)
+						st.countFallback(lazydfa.NeedMore) // the unit boundary depends on the next chunk
 						return st.toExact(dst, chunk, abs0, emit, p), p
 					}
 					if q != p {
@@ -370,11 +378,11 @@ func (st *Stream) fastScan(dst, chunk []byte, abs0 int64, i int, resume bool) ([
 				if abs0+int64(p) > 0 {
 					before = int(f.at(chunk, p-1))
 				}
-				end, rule, res := anch.Find(chunk, p, before, false, fp.maxSpan)
+				end, rule, res := anch.Find(chunk, p, before, nfa.MoreInput, fp.maxSpan)
 				switch res {
 				case lazydfa.Found:
 					dst = append(dst, chunk[emit:p]...)
-					dst = st.replacement(dst, chunk[p:], end-p, rule, before, false, true)
+					dst = st.replacement(dst, found{hay: chunk[p:], n: end - p, rule: rule, before: before, fast: true})
 					if st.passthrough {
 						return append(dst, chunk[end:]...), len(chunk)
 					}
@@ -385,11 +393,11 @@ func (st *Stream) fastScan(dst, chunk []byte, abs0 int64, i int, resume bool) ([
 					// No match starts at p: its threads die by end, within
 					// the span limit, without a match.
 					if budget -= end - p; budget < 0 {
-						st.countFallback(false)
+						st.countFallback(res)
 						return st.toExact(dst, chunk, abs0, emit, p), p
 					}
 				default: // NeedMore, Long, GaveUp
-					st.countFallback(res == lazydfa.GaveUp)
+					st.countFallback(res)
 					return st.toExact(dst, chunk, abs0, emit, p), p
 				}
 			}
@@ -414,20 +422,22 @@ func (st *Stream) fastScan(dst, chunk []byte, abs0 int64, i int, resume bool) ([
 				f.carry, f.state, f.held = true, scan.OpenState(), len(chunk)-w
 				return dst, len(chunk)
 			}
-			st.countFallback(false)
+			st.countFallback(status)
 			return dst, w
 		default: // Long, GaveUp
-			st.countFallback(status == lazydfa.GaveUp)
+			st.countFallback(status)
 			w := max(pos+off, next)
 			return st.toExact(dst, chunk, abs0, emit, w), w
 		}
 	}
 }
 
-// countFallback counts a hand-over to the exact engine.
-func (st *Stream) countFallback(gaveUp bool) {
+// countFallback counts a hand-over to the exact engine, for the reason
+// why: the outcome of the scan or anchored search that did not decide
+// (lazydfa.GaveUp: a lazy DFA cache gave up).
+func (st *Stream) countFallback(why lazydfa.Status) {
 	st.stats.FastFallbacks++
-	if gaveUp {
+	if why == lazydfa.GaveUp {
 		st.stats.CacheGaveUp = true
 	}
 }

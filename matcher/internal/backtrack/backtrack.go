@@ -352,7 +352,7 @@ func (s *Searcher) Captures(dst []int, r nfa.RuleID, hay []byte, end, before int
 				}
 				invalid := false
 				if st.Kind == nfa.KindInvalid && c >= 0x80 {
-					u, ok := nfa.UnitLen(hay[p:], false)
+					u, ok := nfa.UnitLen(hay[p:], nfa.MoreInput)
 					if !ok {
 						return dst, false
 					}

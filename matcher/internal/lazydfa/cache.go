@@ -3,8 +3,6 @@ package lazydfa
 import (
 	"encoding/binary"
 	"slices"
-
-	"github.com/streamsub/streamsub/matcher/internal/nfa"
 )
 
 // Status is the outcome of a search: of a scan (Cache.ScanWindows) or of
@@ -74,14 +72,14 @@ func (d *DFA) NewCache() *Cache {
 	c := &Cache{d: d}
 	c.cl.init(d.nfa)
 	c.table.init(d.stride, d.cfg)
-	c.insert(idleKey, nil, false)
+	c.clear()
 	return c
 }
 
 // clear empties the cache, keeping only Idle.
 func (c *Cache) clear() {
 	c.table.clear()
-	c.insert(idleKey, nil, false)
+	c.add(idleKey, nil, 0) // Idle: no tags, at offset 0
 }
 
 // idleKey is the index key of Idle: no match flag, empty set. (clear must
@@ -104,25 +102,22 @@ func (c *Cache) Stats() Stats {
 	return s
 }
 
-// insert adds a state for set (sorted) with the given key, and returns its ID.
-func (c *Cache) insert(key []byte, set []nfa.StateID, match bool) StateID {
-	var tags StateID
-	if match {
-		tags = tagMatch
-	}
-	return c.add(key, set, tags)
-}
+// What Cache.step does when a new state does not fit.
+const (
+	clearIfFull = true  // clear the cache (every older ID dies)
+	failIfFull  = false // fail, changing nothing: the IDs other scan chains hold stay valid
+)
 
 // next computes the transition of s on byte b, building the target state
 // if needed. ok is false when the cache gave up.
 func (c *Cache) next(s StateID, b byte) (StateID, bool) {
-	return c.step(s, b, true)
+	return c.step(s, b, clearIfFull)
 }
 
-// step is next; with mayClear false it fails (ok false, nothing changed)
-// instead of clearing the cache when the new state does not fit, so that
-// the IDs other scan chains hold stay valid.
-func (c *Cache) step(s StateID, b byte, mayClear bool) (StateID, bool) {
+// step is next; with clearOK false (failIfFull) it fails (ok false,
+// nothing changed) instead of clearing the cache when the new state does
+// not fit.
+func (c *Cache) step(s StateID, b byte, clearOK bool) (StateID, bool) {
 	d := c.d
 	set := c.set(s.row())
 	cl := &c.cl
@@ -157,13 +152,13 @@ func (c *Cache) step(s StateID, b byte, mayClear bool) (StateID, bool) {
 		panic("lazydfa: Idle missing from index")
 	}
 	if !c.fits(len(cl.consumers)) {
-		if !mayClear || !c.spendClear() {
+		if !clearOK || !c.spendClear() {
 			return Unknown, false
 		}
 		c.clear() // s's row is gone: the transition is not recorded
-		return c.insert(key, cl.consumers, cl.match), true
+		return c.add(key, cl.consumers, cl.tags()), true
 	}
-	t := c.insert(key, cl.consumers, cl.match)
+	t := c.add(key, cl.consumers, cl.tags())
 	c.trans[s.row()+int(d.classes.Get(b))] = t
 	return t, true
 }

@@ -148,6 +148,15 @@ func (c *closer) reset() {
 	c.match = false
 }
 
+// tags returns the StateID tags of the set built: tagMatch if it holds a
+// Match state.
+func (c *closer) tags() StateID {
+	if c.match {
+		return tagMatch
+	}
+	return 0
+}
+
 // add adds id and its epsilon closure.
 func (c *closer) add(id nfa.StateID) {
 	from := len(c.w.Out)

@@ -204,7 +204,7 @@ func (c *Cache) scan(b []byte, s StateID, w0, maxWindow int, ws []Window) ([]Win
 				if i+4 <= limA {
 					t := trans[sp.s.row()+int(cls[b[sp.i]])]
 					if t == Unknown {
-						t, _ = c.step(sp.s, b[sp.i], false)
+						t, _ = c.step(sp.s, b[sp.i], failIfFull)
 						trans = c.trans
 					}
 					if t&tagMatch != 0 && sp.matchEnd < 0 {

@@ -28,11 +28,11 @@ type table struct {
 	gaveUp bool
 }
 
+// init sizes an empty table; its owner clears it before use.
 func (t *table) init(stride int, cfg Config) {
 	t.stride = stride
 	t.budget, t.maxClears = cfg.limits()
 	t.index = make(map[string]StateID)
-	t.clear()
 }
 
 // clear empties the table.
