@@ -45,13 +45,13 @@ import (
 // states (tens of KiB); the budget only bites on adversarial rule sets.
 const DefaultCacheBytes = 2 << 20
 
-// MinCacheBytes is the smallest budget honoured (smaller ones are raised to
-// it): room for a few states.
-const MinCacheBytes = 4 << 10
-
 // Config tunes a DFA.
 type Config struct {
-	// CacheBytes is the memory budget of each Cache; 0 means DefaultCacheBytes.
+	// CacheBytes is the memory budget of each Cache; 0 means
+	// DefaultCacheBytes. Any budget is honoured: one too small for a
+	// state or two makes the caches clear at every new state and so give
+	// up soon, which tests use (package matcher keeps configured budgets
+	// above a floor).
 	CacheBytes int
 	// NoClasses turns byte classes off (one column per byte value); for tests.
 	NoClasses bool
@@ -70,7 +70,7 @@ func (cfg Config) limits() (cacheBytes, maxClears int) {
 	if maxClears <= 0 {
 		maxClears = defaultMaxClears
 	}
-	return max(cacheBytes, MinCacheBytes), maxClears
+	return cacheBytes, maxClears
 }
 
 // defaultMaxClears: after this many clears a stream's cache gives up and
