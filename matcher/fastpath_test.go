@@ -98,9 +98,15 @@ func htmlRules(w htmlgen.Workload) []Rule {
 
 // TestFastPathWorkloads runs the benchmark workloads and the pathological
 // rules over generated pages in several chunkings: the fast path must give
-// the exact engine's output.
+// the exact engine's output. With -short (make unit's -race run, where the
+// race detector makes it ~30 times slower and has no shared state to watch:
+// TestFastPathConcurrentStreams does) the inputs are smaller.
 func TestFastPathWorkloads(t *testing.T) {
-	page := htmlgen.Page(5, 96<<10)
+	pageSize, pathSize := 96<<10, 20<<10
+	if testing.Short() {
+		pageSize, pathSize = 16<<10, 4<<10
+	}
+	page := htmlgen.Page(5, pageSize)
 	cut := func(b []byte, n int) [][]byte {
 		var out [][]byte
 		for len(b) > n {
@@ -115,7 +121,7 @@ func TestFastPathWorkloads(t *testing.T) {
 	for _, w := range []htmlgen.Workload{htmlgen.Clone(), htmlgen.Literals(), htmlgen.Regexes(), htmlgen.ManyLiterals(200)} {
 		t.Run(w.Name, func(t *testing.T) { checkFastPath(t, htmlRules(w), Options{}, page, chunkings(page)) })
 	}
-	for _, p := range htmlgen.Pathologicals(20 << 10) {
+	for _, p := range htmlgen.Pathologicals(pathSize) {
 		t.Run(p.Name, func(t *testing.T) {
 			checkFastPath(t, htmlRules(htmlgen.Workload{Rules: p.Rules}), Options{}, p.Input, chunkings(p.Input))
 		})
