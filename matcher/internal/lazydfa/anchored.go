@@ -92,7 +92,7 @@ type AnchoredCache struct {
 	starts [nfa.NumContexts]StateID // Unknown until built
 
 	// Scratch.
-	walk  *nfa.Walker
+	walk  nfa.Walker
 	set2  nfa.StateSet
 	seeds []nfa.StateID
 }

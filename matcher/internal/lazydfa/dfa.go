@@ -132,7 +132,7 @@ func stepOver(s *nfa.State, b byte) nfa.StateID { return s.Step(int(b), b >= 0x8
 // in which every assertion holds (nfa.AllLooks).
 type closer struct {
 	states    []nfa.State
-	w         *nfa.Walker
+	w         nfa.Walker
 	consumers []nfa.StateID
 	match     bool
 }

@@ -35,8 +35,9 @@ type Thread struct {
 // Walker takes epsilon closures over an NFA for one engine: the only
 // place that follows Union, Capture and Look states. Create it with
 // NewWalker, then call Reset before the closures of each position; its
-// scratch is sized to the NFA, so a closure allocates nothing. A Walker
-// belongs to one goroutine.
+// scratch is sized to the NFA, so a closure allocates nothing (but the
+// first with capture Slots, which sizes the undo stack). A Walker belongs
+// to one goroutine.
 type Walker struct {
 	states []State
 	at     LookCtx
@@ -48,9 +49,10 @@ type Walker struct {
 	// Seen holds the states visited since Reset: a closure skips them (at
 	// one position, a higher-priority thread owns them). Callers may ask
 	// it what was visited.
-	Seen  StateSet
-	stack []StateID
-	undo  []undo
+	Seen     StateSet
+	stack    []StateID
+	undo     []undo
+	captures int // Capture states: the undo stack's bound
 }
 
 // undo restores a capture slot once the closure below its Capture state
@@ -62,19 +64,18 @@ type undo struct {
 }
 
 // NewWalker returns a walker for n.
-func NewWalker(n *NFA) *Walker {
-	w := &Walker{states: n.states, Out: make([]Thread, 0, len(n.states)), Seen: NewStateSet(len(n.states))}
+func NewWalker(n *NFA) Walker {
+	w := Walker{states: n.states, Out: make([]Thread, 0, len(n.states)), Seen: NewStateSet(len(n.states))}
 	// The DFS stack holds each Union's lower alternatives at most once per
 	// Reset, the undo stack one entry per Capture state.
-	stack, captures := 1, 0
+	stack := 1
 	for i := range n.states {
 		stack += len(n.states[i].Alts)
 		if n.states[i].Kind == KindCapture {
-			captures++
+			w.captures++
 		}
 	}
 	w.stack = make([]StateID, 0, stack)
-	w.undo = make([]undo, 0, captures)
 	return w
 }
 
@@ -98,6 +99,9 @@ func (w *Walker) Reset(at LookCtx) {
 // thread priority (package doc). A match state does not cut the states
 // after it; the caller does.
 func (w *Walker) Closure(t Thread, caps *Slots) bool {
+	if caps != nil && w.undo == nil {
+		w.undo = make([]undo, 0, w.captures)
+	}
 	id := t.ID
 	stack := w.stack[:0]
 	for {

@@ -61,7 +61,8 @@ func TestWalkerClosure(t *testing.T) {
 	}
 	for _, tt := range tests {
 		n := mustNew(t, tt.rules...)
-		if got := closureString(NewWalker(n), n, tt.at); got != tt.want {
+		w := NewWalker(n)
+		if got := closureString(&w, n, tt.at); got != tt.want {
 			t.Errorf("%q at %+v: closure %q, want %q", tt.rules, tt.at, got, tt.want)
 		}
 	}

@@ -98,7 +98,7 @@ const poolMinStates = 512
 // scratch is a VM's search scratch, sized to the NFA.
 type scratch struct {
 	seeds []thread
-	walk  *nfa.Walker
+	walk  nfa.Walker
 	caps  *capScratch
 }
 
@@ -123,7 +123,7 @@ func (p *Prog) NewVM() *VM {
 // load makes s the VM's scratch.
 func (m *VM) load(s *scratch) {
 	m.scr = s
-	m.seeds, m.walk, m.caps = s.seeds[:0], s.walk, s.caps
+	m.seeds, m.walk, m.caps = s.seeds[:0], &s.walk, s.caps
 }
 
 // acquire gives the VM scratch if it has none.
