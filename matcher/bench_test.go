@@ -3,12 +3,12 @@ package matcher_test
 import (
 	"bytes"
 	"fmt"
-	"syscall"
 	"testing"
 
 	"github.com/streamsub/streamsub/internal/goregexp"
 	"github.com/streamsub/streamsub/internal/htmlgen"
 	"github.com/streamsub/streamsub/matcher"
+	"github.com/streamsub/streamsub/matcher/internal/cputime"
 )
 
 // benchPageSize is the body size of the rewriter benchmarks: big enough that
@@ -48,11 +48,11 @@ func BenchmarkRewrite(b *testing.B) {
 			dst := make([]byte, 0, 2*len(page))
 			b.SetBytes(int64(len(page)))
 			b.ReportAllocs()
-			cpu := startCPU()
+			cpu := cputime.Start(cputime.Process)
 			for b.Loop() {
 				dst = rw.Rewrite(dst[:0], page)
 			}
-			cpu.report(b, len(page))
+			cpu.Report(b, len(page))
 		})
 	}
 }
@@ -61,8 +61,8 @@ func benchStream(b *testing.B, rs *matcher.RuleSet, body []byte, chunk int) {
 	dst := make([]byte, 0, 2*len(body))
 	b.SetBytes(int64(len(body)))
 	b.ReportAllocs()
-	cpu := startCPU()
-	defer cpu.report(b, len(body))
+	cpu := cputime.Start(cputime.Process)
+	defer cpu.Report(b, len(body))
 	for b.Loop() {
 		st := rs.NewStream()
 		dst = dst[:0]
@@ -96,31 +96,6 @@ func BenchmarkRewriteSizes(b *testing.B) {
 		page := htmlgen.Page(2, size)
 		b.Run(fmt.Sprintf("clone/%dKiB", size>>10), func(b *testing.B) { benchStream(b, rs, page, benchChunk) })
 	}
-}
-
-// cpuClock measures the process's CPU time (user + system) over a
-// benchmark loop. On this shared 2-core box wall time (ns/op, MB/s) swings
-// with other users' load; CPU time much less, so benchmarks also report
-// cpu-ns/op and cpu-MB/s.
-type cpuClock struct{ start int64 }
-
-func cpuNow() int64 {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return ru.Utime.Nano() + ru.Stime.Nano()
-}
-
-func startCPU() cpuClock { return cpuClock{cpuNow()} }
-
-func (c cpuClock) report(b *testing.B, bytesPerOp int) {
-	ns := float64(cpuNow()-c.start) / float64(b.N)
-	if ns <= 0 {
-		return
-	}
-	b.ReportMetric(ns, "cpu-ns/op")
-	b.ReportMetric(float64(bytesPerOp)/ns*1e3, "cpu-MB/s")
 }
 
 // BenchmarkMatchCost splits the clone workload's time between scanning and

@@ -89,13 +89,8 @@ func engineCompiler(rules []Rule, opts Options) (compatRun, error) {
 		return nil, err
 	}
 	return func(chunks [][]byte) ([]byte, bool) {
-		st := rs.NewStream()
-		var out []byte
-		for _, c := range chunks {
-			out = st.Write(out, c)
-		}
-		out = st.Close(out)
-		return out, st.Stats().Overflowed
+		out, stats := rewrite(rs.NewStream(), chunks)
+		return out, stats.Overflowed
 	}, nil
 }
 

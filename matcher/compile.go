@@ -63,7 +63,11 @@ func Compile(rules []Rule, opts Options) (*RuleSet, error) {
 	}
 	rs.nfa = n
 	rs.prog = pikevm.NewProg(n)
-	rs.fast = newFastPath(n, int(rs.maxSpan), lazydfa.Config{CacheBytes: opts.DFACacheBytes})
+	cacheBytes := opts.DFACacheBytes
+	if cacheBytes > 0 {
+		cacheBytes = max(cacheBytes, MinDFACacheBytes)
+	}
+	rs.fast = newFastPath(n, int(rs.maxSpan), lazydfa.Config{CacheBytes: cacheBytes})
 	return rs, nil
 }
 

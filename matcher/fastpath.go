@@ -49,6 +49,7 @@ package matcher
 import (
 	"sync"
 
+	"github.com/streamsub/streamsub/matcher/internal/backtrack"
 	"github.com/streamsub/streamsub/matcher/internal/lazydfa"
 	"github.com/streamsub/streamsub/matcher/internal/nfa"
 	"github.com/streamsub/streamsub/matcher/internal/pikevm"
@@ -59,9 +60,9 @@ import (
 type fastPath struct {
 	dfa     *lazydfa.DFA
 	anch    *lazydfa.Anchored
-	maxSpan int         // longest window / match the fast path decides itself
-	spans   []stateSpan // per rule: the states the capture backtracker may visit
-	caches  sync.Pool   // *fastCaches: warm caches shared over time by streams
+	maxSpan int             // longest window / match the fast path decides itself
+	bt      *backtrack.Prog // capture positions of its matches
+	caches  sync.Pool       // *fastCaches: warm caches shared over time by streams
 }
 
 // fastCaches are the per-stream lazy DFA caches, pooled per rule set so
@@ -81,7 +82,7 @@ type fastStream struct {
 	// (boundaryAfter looks 4 bytes back, toExact one more).
 	hist  [8]byte
 	nhist int
-	bt    backtracker // capture positions (fastpath_captures.go)
+	bt    backtrack.Searcher // capture positions of its matches
 	// carry: a window was open at the end of the last chunk and is kept in
 	// the DFA (state, opened held bytes before the chunk end) instead of
 	// being handed to the exact engine. Its bytes are held in Stream.buf
@@ -108,7 +109,7 @@ func newFastPath(n *nfa.NFA, maxSpan int, cfg lazydfa.Config) *fastPath {
 	if d.CanMatchEmpty() || maxSpan <= 2*maxFastSpanMargin {
 		return nil
 	}
-	return &fastPath{dfa: d, anch: lazydfa.NewAnchored(n, cfg), maxSpan: maxSpan - maxFastSpanMargin, spans: ruleSpans(n)}
+	return &fastPath{dfa: d, anch: lazydfa.NewAnchored(n, cfg), maxSpan: maxSpan - maxFastSpanMargin, bt: backtrack.New(n)}
 }
 
 func (fp *fastPath) getCaches() *fastCaches {
@@ -125,8 +126,15 @@ func (rs *RuleSet) newFastStream() *fastStream {
 	if rs.fast == nil {
 		return nil
 	}
-	return &fastStream{fp: rs.fast}
+	return &fastStream{fp: rs.fast, bt: rs.fast.bt.Searcher()}
 }
+
+// fastScan's start: a fresh scan from Idle, or the continuation of the
+// window carried from the last chunk (fastStream.carry).
+const (
+	freshScan     = false
+	resumeCarried = true
+)
 
 // fastWindows is how many match windows one lazydfa.ScanWindows call may
 // report before fastScan resolves them and resumes the scan.
@@ -167,12 +175,12 @@ func (st *Stream) writeFast(dst, chunk []byte) []byte {
 	handedOver := false // the fast path just gave up at i: the engine must make progress
 	if f.carry && len(chunk) > 0 {
 		f.carry = false
-		dst, i = st.fastScan(dst, chunk, abs0, 0, true)
+		dst, i = st.fastScan(dst, chunk, abs0, 0, resumeCarried)
 		handedOver = true
 	}
 	for i < len(chunk) {
 		if !handedOver && st.exactIdle() {
-			dst, i = st.fastScan(dst, chunk, abs0, i, false)
+			dst, i = st.fastScan(dst, chunk, abs0, i, freshScan)
 			handedOver = true
 			continue
 		}
@@ -228,12 +236,12 @@ func (f *fastStream) at(chunk []byte, k int) byte {
 // unitLenAt is nfa.UnitLen at chunk index k (k >= -nhist), not at EOF.
 func (f *fastStream) unitLenAt(chunk []byte, k int) (int, bool) {
 	if k >= 0 {
-		return nfa.UnitLen(chunk[k:], false)
+		return nfa.UnitLen(chunk[k:], nfa.MoreInput)
 	}
 	var tmp [8]byte
 	n := copy(tmp[:], f.hist[f.nhist+k:f.nhist])
 	n += copy(tmp[n:], chunk)
-	return nfa.UnitLen(tmp[:n], false)
+	return nfa.UnitLen(tmp[:n], nfa.MoreInput)
 }
 
 // boundaryAfter returns the first unit boundary at or after chunk index
@@ -312,8 +320,9 @@ func (st *Stream) toExact(dst, chunk []byte, abs0 int64, emit, q int) []byte {
 // fastScan rewrites chunk[i:] on the fast path; the exact engine is idle at
 // chunk index i with everything before it written. It returns dst and the
 // chunk index up to which it consumed the chunk: len(chunk), or where it
-// handed the stream to the exact engine (toExact). With resume (i == 0),
-// the window carried from the last chunk (fastStream.carry) continues.
+// handed the stream to the exact engine (toExact). With resume
+// (resumeCarried, i == 0), the window carried from the last chunk
+// (fastStream.carry) continues.
 //
 // One lazydfa.ScanWindows pass covers the chunk (resumed when its window
 // buffer fills): the scan goes on through match states, and the windows it
@@ -342,7 +351,7 @@ func (st *Stream) fastScan(dst, chunk []byte, abs0 int64, i int, resume bool) ([
 				// The carried window decides (matched, still open, too
 				// long, gave up): the exact engine, restarted at it with
 				// its bytes in buf, resolves it.
-				st.countFallback(status == lazydfa.GaveUp)
+				st.countFallback(status)
 				return dst, 0
 			}
 			// It closed without a match: its bytes are final.
@@ -359,7 +368,7 @@ func (st *Stream) fastScan(dst, chunk []byte, abs0 int64, i int, resume bool) ([
 				if chunk[p] >= 0x80 {
 					q, _, ok := f.boundaryAfter(chunk, abs0, p)
 					if !ok {
-						st.countFallback(false)
+						st.countFallback(lazydfa.NeedMore) // the unit boundary depends on the next chunk
 						return st.toExact(dst, chunk, abs0, emit, p), p
 					}
 					if q != p {
@@ -370,26 +379,26 @@ func (st *Stream) fastScan(dst, chunk []byte, abs0 int64, i int, resume bool) ([
 				if abs0+int64(p) > 0 {
 					before = int(f.at(chunk, p-1))
 				}
-				end, rule, res := anch.Find(chunk, p, before, false, fp.maxSpan)
+				end, rule, res := anch.Find(chunk, p, before, nfa.MoreInput, fp.maxSpan)
 				switch res {
 				case lazydfa.Found:
 					dst = append(dst, chunk[emit:p]...)
-					dst = st.replacement(dst, chunk[p:], end-p, rule, before, false, true)
+					dst = st.replacement(dst, found{hay: chunk[p:], n: end - p, rule: rule, before: before, fast: true})
 					if st.passthrough {
 						return append(dst, chunk[end:]...), len(chunk)
 					}
 					budget += end - p
 					emit, next = end, end
 					p = end - 1 // matches do not overlap: go on at end
-				case lazydfa.NoMatchHere:
+				case lazydfa.NoMatch:
 					// No match starts at p: its threads die by end, within
 					// the span limit, without a match.
 					if budget -= end - p; budget < 0 {
-						st.countFallback(false)
+						st.countFallback(res)
 						return st.toExact(dst, chunk, abs0, emit, p), p
 					}
-				default: // NeedMore, TooLong, CacheFull
-					st.countFallback(res == lazydfa.CacheFull)
+				default: // NeedMore, Long, GaveUp
+					st.countFallback(res)
 					return st.toExact(dst, chunk, abs0, emit, p), p
 				}
 			}
@@ -414,20 +423,22 @@ func (st *Stream) fastScan(dst, chunk []byte, abs0 int64, i int, resume bool) ([
 				f.carry, f.state, f.held = true, scan.OpenState(), len(chunk)-w
 				return dst, len(chunk)
 			}
-			st.countFallback(false)
+			st.countFallback(status)
 			return dst, w
 		default: // Long, GaveUp
-			st.countFallback(status == lazydfa.GaveUp)
+			st.countFallback(status)
 			w := max(pos+off, next)
 			return st.toExact(dst, chunk, abs0, emit, w), w
 		}
 	}
 }
 
-// countFallback counts a hand-over to the exact engine.
-func (st *Stream) countFallback(gaveUp bool) {
+// countFallback counts a hand-over to the exact engine, for the reason
+// why: the outcome of the scan or anchored search that did not decide
+// (lazydfa.GaveUp: a lazy DFA cache gave up).
+func (st *Stream) countFallback(why lazydfa.Status) {
 	st.stats.FastFallbacks++
-	if gaveUp {
+	if why == lazydfa.GaveUp {
 		st.stats.CacheGaveUp = true
 	}
 }

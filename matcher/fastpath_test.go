@@ -9,38 +9,9 @@ import (
 	"github.com/streamsub/streamsub/matcher/internal/lazydfa"
 )
 
-// fastVariants compiles rules into the engine configurations the fast path
-// must agree on: exact engine only, fast path, fast path without byte
-// classes, and fast path with a tiny lazy DFA cache that clears and gives
-// up. The first is the reference.
-func fastVariants(t testing.TB, rules []Rule, opts Options) (names []string, sets []*RuleSet) {
-	t.Helper()
-	for _, v := range []struct {
-		name string
-		cfg  *lazydfa.Config
-	}{
-		{"exact", nil},
-		{"fast", &lazydfa.Config{}},
-		{"fast-noclasses", &lazydfa.Config{NoClasses: true}},
-		{"fast-tinycache", &lazydfa.Config{CacheBytes: 1, MaxClears: 2}},
-	} {
-		rs, err := Compile(rules, opts)
-		if err != nil {
-			t.Fatalf("rules %s: %v", fmtRules(rules), err)
-		}
-		rs.fast = nil
-		if v.cfg != nil {
-			rs.fast = newFastPath(rs.nfa, int(rs.maxSpan), *v.cfg)
-		}
-		names = append(names, v.name)
-		sets = append(sets, rs)
-	}
-	return names, sets
-}
-
-// pieceRewrite is streamRewrite on the exact engine alone (rs has no fast
-// path), feeding it each chunk in pieces of n bytes as the fast path does
-// when it hands a chunk over.
+// pieceRewrite is rewrite on the exact engine alone (rs has no fast path),
+// feeding it each chunk in pieces of n bytes as the fast path does when it
+// hands a chunk over.
 func pieceRewrite(rs *RuleSet, chunks [][]byte, n int) ([]byte, StreamStats) {
 	st := rs.NewStream()
 	var out []byte
@@ -61,15 +32,16 @@ func pieceRewrite(rs *RuleSet, chunks [][]byte, n int) ([]byte, StreamStats) {
 	return out, st.Stats()
 }
 
-// checkFastPath rewrites body cut into chunks with every variant and
+// checkFastPath rewrites body cut into chunks with every engine and
 // requires the exact engine's output and stats. It also requires them
 // of the exact engine fed the chunks in pieces: the fast path relies on
 // the engine holding the same bytes at a chunk's end however it was fed.
 func checkFastPath(t *testing.T, rules []Rule, opts Options, body []byte, chunkings map[string][][]byte) {
 	t.Helper()
-	names, sets := fastVariants(t, rules, opts)
+	var sets []*RuleSet
+	forEachEngine(t, rules, opts, func(rs *RuleSet, _ engine) { sets = append(sets, rs) })
 	for cname, chunks := range chunkings {
-		want, wstats := streamRewrite(sets[0], chunks)
+		want, wstats := rewrite(sets[0].NewStream(), chunks)
 		for _, n := range []int{1, 3} {
 			got, stats := pieceRewrite(sets[0], chunks, n)
 			if !bytes.Equal(got, want) || stats.Replacements != wstats.Replacements || stats.Overflowed != wstats.Overflowed {
@@ -78,10 +50,10 @@ func checkFastPath(t *testing.T, rules []Rule, opts Options, body []byte, chunki
 			}
 		}
 		for i := 1; i < len(sets); i++ {
-			got, stats := streamRewrite(sets[i], chunks)
+			got, stats := rewrite(sets[i].NewStream(), chunks)
 			if !bytes.Equal(got, want) || stats.Replacements != wstats.Replacements || stats.Overflowed != wstats.Overflowed {
 				t.Fatalf("rules %s cap %d\nbody %q\n%s chunks %q\n%s: %q %+v\nexact: %q %+v",
-					fmtRules(rules), opts.MaxBufferedBytes, body, cname, chunks, names[i], got, stats, want, wstats)
+					fmtRules(rules), opts.MaxBufferedBytes, body, cname, chunks, engines[i].name, got, stats, want, wstats)
 			}
 		}
 	}
@@ -126,9 +98,15 @@ func htmlRules(w htmlgen.Workload) []Rule {
 
 // TestFastPathWorkloads runs the benchmark workloads and the pathological
 // rules over generated pages in several chunkings: the fast path must give
-// the exact engine's output.
+// the exact engine's output. With -short (make unit's -race run, where the
+// race detector makes it ~30 times slower and has no shared state to watch:
+// TestFastPathConcurrentStreams does) the inputs are smaller.
 func TestFastPathWorkloads(t *testing.T) {
-	page := htmlgen.Page(5, 96<<10)
+	pageSize, pathSize := 96<<10, 20<<10
+	if testing.Short() {
+		pageSize, pathSize = 16<<10, 4<<10
+	}
+	page := htmlgen.Page(5, pageSize)
 	cut := func(b []byte, n int) [][]byte {
 		var out [][]byte
 		for len(b) > n {
@@ -143,7 +121,7 @@ func TestFastPathWorkloads(t *testing.T) {
 	for _, w := range []htmlgen.Workload{htmlgen.Clone(), htmlgen.Literals(), htmlgen.Regexes(), htmlgen.ManyLiterals(200)} {
 		t.Run(w.Name, func(t *testing.T) { checkFastPath(t, htmlRules(w), Options{}, page, chunkings(page)) })
 	}
-	for _, p := range htmlgen.Pathologicals(20 << 10) {
+	for _, p := range htmlgen.Pathologicals(pathSize) {
 		t.Run(p.Name, func(t *testing.T) {
 			checkFastPath(t, htmlRules(htmlgen.Workload{Rules: p.Rules}), Options{}, p.Input, chunkings(p.Input))
 		})
@@ -236,9 +214,9 @@ func ExampleStream_fastPath() {
 // with -race. Every stream must give the exact engine's output.
 func TestFastPathConcurrentStreams(t *testing.T) {
 	rules := htmlRules(htmlgen.Clone())
-	_, sets := fastVariants(t, rules, Options{})
+	exact, fast := compileFor(t, rules, Options{}, engines[0]), compileFor(t, rules, Options{}, engines[1])
 	page := htmlgen.Page(11, 48<<10)
-	want, _ := streamRewrite(sets[0], [][]byte{page})
+	want, _ := rewrite(exact.NewStream(), [][]byte{page})
 	done := make(chan string)
 	for g := range 4 {
 		go func() {
@@ -249,7 +227,7 @@ func TestFastPathConcurrentStreams(t *testing.T) {
 				for b := page; len(b) > 0; b = b[min(n, len(b)):] {
 					chunks = append(chunks, b[:min(n, len(b))])
 				}
-				if got, _ := streamRewrite(sets[1], chunks); !bytes.Equal(got, want) {
+				if got, _ := rewrite(fast.NewStream(), chunks); !bytes.Equal(got, want) {
 					msg = fmt.Sprintf("goroutine %d iteration %d: output differs", g, it)
 				}
 			}

@@ -259,17 +259,6 @@ func fuzzChunks(body, cuts []byte) [][]byte {
 	return append(chunks, body)
 }
 
-// streamRewrite feeds chunks to a new stream of rs.
-func streamRewrite(rs *RuleSet, chunks [][]byte) ([]byte, StreamStats) {
-	st := rs.NewStream()
-	var out []byte
-	for _, c := range chunks {
-		out = st.Write(out, c)
-	}
-	out = st.Close(out)
-	return out, st.Stats()
-}
-
 // fuzzSeeds are hand-written (spec, body, cuts) seeds covering the shapes
 // of the grammar; testdata/fuzz/FuzzStream holds more.
 var fuzzSeeds = []struct{ spec, body, cuts string }{
@@ -329,7 +318,7 @@ func FuzzStream(f *testing.F) {
 			{"chunked", chunks},
 			{"bytewise", fuzzChunks(body, bytes.Repeat([]byte{'1'}, len(body)))},
 		} {
-			got, stats := streamRewrite(rs, run.chunks)
+			got, stats := rewrite(rs.NewStream(), run.chunks)
 			if stats.Overflowed {
 				t.Fatalf("rules %s body %q %s: overflowed with MaxBufferedBytes %d", fmtRules(rules), body, run.name, fuzzMaxBuffered)
 			}
@@ -337,7 +326,7 @@ func FuzzStream(f *testing.F) {
 				t.Fatalf("rules %s\nbody %q\n%s chunks %q\n got %q\nwant %q (reference)", fmtRules(rules), body, run.name, run.chunks, got, want)
 			}
 		}
-		_, stats := streamRewrite(rs, [][]byte{body})
+		_, stats := rewrite(rs.NewStream(), [][]byte{body})
 		if got, n := rs.RewriteValue([]byte("<"), body); string(got) != "<"+string(want) || n != stats.Replacements {
 			t.Fatalf("rules %s\nvalue %q\nRewriteValue got %q, %d replacements; want %q, %d", fmtRules(rules), body, got[1:], n, want, stats.Replacements)
 		}

@@ -4,11 +4,11 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"runtime"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
+
+	"github.com/streamsub/streamsub/matcher/internal/cputime"
 )
 
 // The header set benchmarks compare the trie with a Go map on two
@@ -135,39 +135,6 @@ func keyMap(keys []string) map[string]struct{} {
 // sink keeps benchmark results alive.
 var sink int
 
-// rusageThread is Linux's RUSAGE_THREAD, which package syscall does not name.
-const rusageThread = 1
-
-// cpuTimer measures the CPU time of the benchmark's own thread. On this
-// shared 2-core box, wall time per op swings with whatever else runs (the
-// goroutine waits while descheduled); CPU time does not, so the benchmarks
-// report it as cpu-ns/op beside ns/op.
-type cpuTimer struct {
-	start int64 // ns; -1 when thread CPU time is not available
-}
-
-func startCPUTimer() cpuTimer {
-	runtime.LockOSThread()
-	return cpuTimer{threadCPU()}
-}
-
-// stop reports cpu-ns/op for b.N ops.
-func (t cpuTimer) stop(b *testing.B) {
-	end := threadCPU()
-	runtime.UnlockOSThread()
-	if t.start >= 0 && end >= 0 {
-		b.ReportMetric(float64(end-t.start)/float64(b.N), "cpu-ns/op")
-	}
-}
-
-func threadCPU() int64 {
-	var ru syscall.Rusage
-	if runtime.GOOS != "linux" || syscall.Getrusage(rusageThread, &ru) != nil {
-		return -1
-	}
-	return ru.Utime.Nano() + ru.Stime.Nano()
-}
-
 func BenchmarkHeaderSet(b *testing.B) {
 	keys := trieHardKeys(b)
 	probeSets := map[int][]string{}
@@ -188,7 +155,7 @@ func BenchmarkHeaderSet(b *testing.B) {
 			b.Run(fmt.Sprintf("hit=%d", hit), func(b *testing.B) {
 				b.ReportAllocs()
 				n, j := 0, 0
-				cpu := startCPUTimer()
+				cpu := cputime.Start(cputime.Thread)
 				for range b.N {
 					if _, ok := m[probes[j]]; ok {
 						n++
@@ -197,7 +164,7 @@ func BenchmarkHeaderSet(b *testing.B) {
 						j = 0
 					}
 				}
-				cpu.stop(b)
+				cpu.Report(b, 0)
 				sink += n
 			})
 		}
@@ -221,7 +188,7 @@ func BenchmarkHeaderSetWalk(b *testing.B) {
 func benchContains(b *testing.B, hs *HeaderSet, probes []string) {
 	b.ReportAllocs()
 	n, j := 0, 0
-	cpu := startCPUTimer()
+	cpu := cputime.Start(cputime.Thread)
 	for range b.N {
 		if hs.Contains(probes[j]) {
 			n++
@@ -230,7 +197,7 @@ func benchContains(b *testing.B, hs *HeaderSet, probes []string) {
 			j = 0
 		}
 	}
-	cpu.stop(b)
+	cpu.Report(b, 0)
 	sink += n
 }
 
@@ -366,7 +333,7 @@ func BenchmarkHeaderFilterRequest(b *testing.B) {
 		hs := NewHeaderSet(reqInternalNames, reqInternalPrefixes)
 		b.ReportAllocs()
 		n, j := 0, 0
-		cpu := startCPUTimer()
+		cpu := cputime.Start(cputime.Thread)
 		for range b.N {
 			dst = AppendMatching(hs, dst[:0], reqs[j], headerKey)
 			n += len(dst)
@@ -374,14 +341,14 @@ func BenchmarkHeaderFilterRequest(b *testing.B) {
 				j = 0
 			}
 		}
-		cpu.stop(b)
+		cpu.Report(b, 0)
 		sink += n
 	})
 	b.Run("map", func(b *testing.B) {
 		exact := keyMap(reqInternalNames)
 		b.ReportAllocs()
 		n, j := 0, 0
-		cpu := startCPUTimer()
+		cpu := cputime.Start(cputime.Thread)
 		for range b.N {
 			dst = mapFilter(dst[:0], exact, reqInternalPrefixes, reqs[j])
 			n += len(dst)
@@ -389,7 +356,7 @@ func BenchmarkHeaderFilterRequest(b *testing.B) {
 				j = 0
 			}
 		}
-		cpu.stop(b)
+		cpu.Report(b, 0)
 		sink += n
 	})
 }

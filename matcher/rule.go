@@ -13,10 +13,11 @@ const DefaultMaxBufferedBytes = 64 << 10
 
 // DefaultDFACacheBytes is the default memory budget of each lazy DFA cache
 // (Options.DFACacheBytes); MinDFACacheBytes and MaxDFACacheBytes bound the
-// budgets a configuration may ask for.
+// budgets a configuration may ask for. MinDFACacheBytes is room for a few
+// states; Compile raises smaller budgets to it.
 const (
 	DefaultDFACacheBytes = lazydfa.DefaultCacheBytes
-	MinDFACacheBytes     = lazydfa.MinCacheBytes
+	MinDFACacheBytes     = 4 << 10
 	MaxDFACacheBytes     = 256 << 20
 )
 
@@ -43,7 +44,8 @@ type Options struct {
 	// DefaultMaxBufferedBytes.
 	MaxBufferedBytes int
 	// DFACacheBytes is the memory budget of each lazy DFA cache of the fast
-	// path (a Stream uses two); 0 means DefaultDFACacheBytes.
+	// path (a Stream uses two); 0 means DefaultDFACacheBytes, and a budget
+	// below MinDFACacheBytes is raised to it.
 	DFACacheBytes int
 }
 

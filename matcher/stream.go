@@ -124,7 +124,7 @@ func (st *Stream) startChunk(n int) {
 // chunk's end.
 func (st *Stream) feed(dst, piece []byte) []byte {
 	st.buf = append(st.buf, piece...)
-	dst = st.run(dst, false)
+	dst = st.run(dst, nfa.MoreInput)
 	st.compact()
 	return dst
 }
@@ -136,7 +136,7 @@ func (st *Stream) Close(dst []byte) []byte {
 		return dst
 	}
 	if !st.passthrough {
-		dst = st.run(dst, true)
+		dst = st.run(dst, nfa.AtEOF)
 	}
 	dst = st.flush(dst)
 	st.closed = true
@@ -207,7 +207,7 @@ func (st *Stream) heldAtChunkEnd() int64 {
 // restarts the search after it.
 func (st *Stream) replace(dst []byte, m pikevm.Match, eof bool) []byte {
 	dst = st.emitUpTo(dst, m.Start)
-	dst = st.replacement(dst, st.buf[m.Start-st.base:], int(m.End-m.Start), m.Rule, st.byteBefore(m.Start), eof, false)
+	dst = st.replacement(dst, found{hay: st.buf[m.Start-st.base:], n: int(m.End - m.Start), rule: m.Rule, before: st.byteBefore(m.Start), eof: eof})
 	st.emitted = m.End
 	if m.End > m.Start {
 		st.vm.Restart(m.End, st.byteBefore(m.End), m.End)
@@ -220,16 +220,25 @@ func (st *Stream) replace(dst []byte, m pikevm.Match, eof bool) []byte {
 	return dst
 }
 
-// replacement appends what replaces the match hay[:n] of rule r, whose
-// preceding body byte is before (pikevm.Edge at the body start): the expanded template, or, for a once rule
-// that already fired, the matched text unchanged. It does the once and
-// stats bookkeeping of both engines (the exact engine's replace and the
-// fast path's fastScan). Capture groups are computed only when the
-// template uses them: by the fast path's backtracker when fast (hay then
-// ends at the chunk end, not the body end), else or when it declines by
-// the Pike VM over hay (eof: hay ends at the body's end).
-func (st *Stream) replacement(dst, hay []byte, n int, r nfa.RuleID, before int, eof, fast bool) []byte {
-	text := hay[:n]
+// found is a match to replace, as either engine found it.
+type found struct {
+	hay    []byte // the body from the match start on, as far as the engine looked
+	n      int    // the match is hay[:n]
+	rule   nfa.RuleID
+	before int  // the body byte before the match, or pikevm.Edge at the body start
+	eof    bool // hay ends at the body's end
+	fast   bool // found by the fast path (hay ends at the chunk end, not the body end)
+}
+
+// replacement appends what replaces match m: the expanded template, or,
+// for a once rule that already fired, the matched text unchanged. It does
+// the once and stats bookkeeping of both engines (the exact engine's
+// replace and the fast path's fastScan). Capture groups are computed only
+// when the template uses them: by the fast path's backtracker when m.fast,
+// else or when it declines by the Pike VM over m.hay.
+func (st *Stream) replacement(dst []byte, m found) []byte {
+	r := m.rule
+	text := m.hay[:m.n]
 	once := st.rs.rules[r].Once
 	if once && st.fired[r] {
 		// A fired once rule still consumes its match (and so shadows
@@ -239,7 +248,7 @@ func (st *Stream) replacement(dst, hay []byte, n int, r nfa.RuleID, before int, 
 	t := st.rs.tmpls[r]
 	var slots []int
 	if t.needGroups {
-		slots = st.captures(hay, n, r, before, eof, fast)
+		slots = st.captures(m)
 	}
 	dst = t.expand(dst, text, slots)
 	st.stats.Replacements++
@@ -254,16 +263,15 @@ func (st *Stream) replacement(dst, hay []byte, n int, r nfa.RuleID, before int, 
 	return dst
 }
 
-// captures returns the capture slots of the match hay[:n] of rule r (see
-// replacement).
-func (st *Stream) captures(hay []byte, n int, r nfa.RuleID, before int, eof, fast bool) []int {
-	if fast {
+// captures returns the capture slots of match m (see replacement).
+func (st *Stream) captures(m found) []int {
+	if m.fast {
 		var ok bool
-		if st.slots, ok = st.fast.bt.captures(st.slots[:0], st.rs.nfa, st.fast.fp.spans[r], r, hay, n, before); ok {
+		if st.slots, ok = st.fast.bt.Captures(st.slots[:0], m.rule, m.hay, m.n, m.before); ok {
 			return st.slots
 		}
 	}
-	st.slots = st.vm.Captures(st.slots[:0], r, hay, n, before, eof)
+	st.slots = st.vm.Captures(st.slots[:0], m.rule, m.hay, m.n, m.before, m.eof)
 	return st.slots
 }
 

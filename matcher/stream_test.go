@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/streamsub/streamsub/matcher/internal/lazydfa"
 	"github.com/streamsub/streamsub/matcher/internal/regexgen"
 )
 
@@ -115,8 +116,7 @@ var streamCases = []streamCase{
 }
 
 // rewrite runs a stream over chunks and returns its output and stats.
-func rewrite(t testing.TB, st *Stream, chunks [][]byte) ([]byte, StreamStats) {
-	t.Helper()
+func rewrite(st *Stream, chunks [][]byte) ([]byte, StreamStats) {
 	var out []byte
 	for _, c := range chunks {
 		out = st.Write(out, c)
@@ -144,19 +144,45 @@ func cutRandom(rng *rand.Rand, body []byte) [][]byte {
 	return append(chunks, nil)
 }
 
-// forEachEngine compiles rules as Compile does (fast path where
-// eligible) and again for the exact engine alone, and calls f with each.
-func forEachEngine(t *testing.T, rules []Rule, opts Options, f func(rs *RuleSet, exact bool)) {
+// engine is one configuration of the rewriter's engines. The streaming
+// tests run every one of engines and want the same output and stats.
+type engine struct {
+	name  string
+	exact bool            // the exact engine alone
+	cfg   *lazydfa.Config // else the fast path with this config; nil: as Compile builds it
+}
+
+// engines are the configurations the streaming tests run; the first, the
+// exact engine alone, is the reference of the others. There is no switch
+// for the prefilter: it is on whenever one byte starts every match.
+var engines = []engine{
+	{name: "exact", exact: true},
+	{name: "fast"},
+	{name: "fast-tinycache", cfg: &lazydfa.Config{CacheBytes: 1, MaxClears: 2}}, // clears at every new state, gives up on the third
+	{name: "fast-noclasses", cfg: &lazydfa.Config{NoClasses: true}},
+}
+
+// compileFor compiles rules as Compile does, then sets up engine e.
+func compileFor(t testing.TB, rules []Rule, opts Options, e engine) *RuleSet {
 	t.Helper()
-	for _, exact := range []bool{false, true} {
-		rs, err := Compile(rules, opts)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if exact {
-			rs.fast = nil // the exact engine alone
-		}
-		f(rs, exact)
+	rs, err := Compile(rules, opts)
+	if err != nil {
+		t.Fatalf("rules %s: %v", fmtRules(rules), err)
+	}
+	switch {
+	case e.exact:
+		rs.fast = nil
+	case e.cfg != nil:
+		rs.fast = newFastPath(rs.nfa, int(rs.maxSpan), *e.cfg)
+	}
+	return rs
+}
+
+// forEachEngine calls f with rules compiled for each of engines, in order.
+func forEachEngine(t testing.TB, rules []Rule, opts Options, f func(rs *RuleSet, e engine)) {
+	t.Helper()
+	for _, e := range engines {
+		f(compileFor(t, rules, opts, e), e)
 	}
 }
 
@@ -164,20 +190,20 @@ func TestStreamTable(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	for _, tc := range streamCases {
 		t.Run(fmt.Sprintf("%q/%q", rulesString(tc.rules), tc.body), func(t *testing.T) {
-			forEachEngine(t, tc.rules, Options{}, func(rs *RuleSet, exact bool) {
-				checkStreamCase(t, rng, rs, tc, exact)
+			forEachEngine(t, tc.rules, Options{}, func(rs *RuleSet, e engine) {
+				checkStreamCase(t, rng, rs, tc, e.name)
 			})
 		})
 	}
 }
 
-func checkStreamCase(t *testing.T, rng *rand.Rand, rs *RuleSet, tc streamCase, exact bool) {
+func checkStreamCase(t *testing.T, rng *rand.Rand, rs *RuleSet, tc streamCase, engine string) {
 	body := []byte(tc.body)
 	check := func(name string, st *Stream, chunks [][]byte) {
 		t.Helper()
-		got, stats := rewrite(t, st, chunks)
+		got, stats := rewrite(st, chunks)
 		if string(got) != tc.want {
-			t.Errorf("%s %q (exact engine only: %v): got %q, want %q", name, chunks, exact, got, tc.want)
+			t.Errorf("%s %q (engine %s): got %q, want %q", name, chunks, engine, got, tc.want)
 		}
 		if stats.Overflowed || stats.Buffered != 0 {
 			t.Errorf("%s: stats after Close %+v", name, stats)
@@ -236,19 +262,19 @@ func TestReplacementsCount(t *testing.T) {
 		{[]Rule{re("a", "1")}, "", []int{0}},
 	}
 	for _, tc := range tests {
-		forEachEngine(t, tc.rules, Options{}, func(rs *RuleSet, exact bool) {
+		forEachEngine(t, tc.rules, Options{}, func(rs *RuleSet, e engine) {
 			st := rs.NewStream()
 			for _, chunks := range [][][]byte{{[]byte(tc.body)}, cutEvery([]byte(tc.body), 1)} {
 				st.Reset()
-				_, stats := rewrite(t, st, chunks)
+				_, stats := rewrite(st, chunks)
 				got := st.RuleReplacements()
 				total := 0
 				for _, n := range tc.perRule {
 					total += n
 				}
 				if !slices.Equal(got, tc.perRule) || stats.Replacements != total {
-					t.Errorf("%s on %q in %d chunk(s) (exact only: %v): per rule %v, total %d; want %v, %d",
-						rulesString(tc.rules), tc.body, len(chunks), exact, got, stats.Replacements, tc.perRule, total)
+					t.Errorf("%s on %q in %d chunk(s) (engine %s): per rule %v, total %d; want %v, %d",
+						rulesString(tc.rules), tc.body, len(chunks), e.name, got, stats.Replacements, tc.perRule, total)
 				}
 			}
 		})
@@ -279,14 +305,14 @@ func TestHoldBack(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(fmt.Sprintf("%q/%q", rulesString(tt.rules), tt.chunk), func(t *testing.T) {
-			forEachEngine(t, tt.rules, Options{}, func(rs *RuleSet, exact bool) {
+			forEachEngine(t, tt.rules, Options{}, func(rs *RuleSet, e engine) {
 				st := rs.NewStream()
 				out := st.Write(nil, []byte(tt.chunk))
 				if string(out) != tt.out {
-					t.Errorf("exact engine only %v: Write = %q, want %q", exact, out, tt.out)
+					t.Errorf("engine %s: Write = %q, want %q", e.name, out, tt.out)
 				}
 				if got := st.Stats().Buffered; got != tt.buffered {
-					t.Errorf("exact engine only %v: Buffered = %d, want %d", exact, got, tt.buffered)
+					t.Errorf("engine %s: Buffered = %d, want %d", e.name, got, tt.buffered)
 				}
 			})
 		})
@@ -331,11 +357,11 @@ func TestCap(t *testing.T) {
 			for _, c := range tt.chunks {
 				chunks = append(chunks, []byte(c))
 			}
-			forEachEngine(t, tt.rules, Options{MaxBufferedBytes: tt.cap}, func(rs *RuleSet, exact bool) {
-				got, stats := rewrite(t, rs.NewStream(), chunks)
+			forEachEngine(t, tt.rules, Options{MaxBufferedBytes: tt.cap}, func(rs *RuleSet, e engine) {
+				got, stats := rewrite(rs.NewStream(), chunks)
 				if string(got) != tt.want || stats.Overflowed != tt.overflowed {
-					t.Errorf("exact engine only %v: got %q (overflowed %v), want %q (overflowed %v)",
-						exact, got, stats.Overflowed, tt.want, tt.overflowed)
+					t.Errorf("engine %s: got %q (overflowed %v), want %q (overflowed %v)",
+						e.name, got, stats.Overflowed, tt.want, tt.overflowed)
 				}
 			})
 		})
@@ -350,12 +376,12 @@ func TestSpanLimit(t *testing.T) {
 		t.Fatal(err)
 	}
 	body := []byte(strings.Repeat("a", 100000) + "b")
-	got, stats := rewrite(t, rs.NewStream(), [][]byte{body})
+	got, stats := rewrite(rs.NewStream(), [][]byte{body})
 	if !bytes.Equal(got, body) || !stats.Overflowed {
 		t.Errorf("got %d bytes (equal %v), overflowed %v; want the body unchanged and an overflow", len(got), bytes.Equal(got, body), stats.Overflowed)
 	}
 	body = body[100000-79999:] // 79,999 a's and b: fits in 2*cap
-	got, stats = rewrite(t, rs.NewStream(), [][]byte{body})
+	got, stats = rewrite(rs.NewStream(), [][]byte{body})
 	if string(got) != "X" || stats.Overflowed {
 		t.Errorf("got %.10q..., overflowed %v; want X", got, stats.Overflowed)
 	}
@@ -380,7 +406,7 @@ func TestPathological(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, _ := rewrite(t, rs.NewStream(), cutEvery([]byte(tt.body), 16<<10))
+		got, _ := rewrite(rs.NewStream(), cutEvery([]byte(tt.body), 16<<10))
 		if string(got) != tt.want {
 			t.Errorf("%q on %d bytes: got %d bytes %.20q", tt.rule.Pattern, len(tt.body), len(got), got)
 		}
@@ -564,23 +590,18 @@ func TestSmallCapsAgainstReference(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		rs, err := Compile(rules, Options{MaxBufferedBytes: 1 + rng.IntN(8)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if rng.IntN(2) == 0 {
-			rs.fast = nil
-		}
+		e := engines[rng.IntN(len(engines))]
+		rs := compileFor(t, rules, Options{MaxBufferedBytes: 1 + rng.IntN(8)}, e)
 		chunks := cutRandom(rng, body)
-		got, stats := rewrite(t, rs.NewStream(), chunks)
+		got, stats := rewrite(rs.NewStream(), chunks)
 		if stats.Overflowed {
 			overflows++
 			continue
 		}
 		exactRuns++
 		if !bytes.Equal(got, want) {
-			t.Fatalf("rules %q cap %d chunks %q (fast path %v): got %q, reference %q",
-				rulesString(rules), rs.maxBuffer, chunks, rs.fast != nil, got, want)
+			t.Fatalf("rules %q cap %d chunks %q (engine %s): got %q, reference %q",
+				rulesString(rules), rs.maxBuffer, chunks, e.name, got, want)
 		}
 	}
 	if exactRuns == 0 || overflows == 0 {
@@ -634,14 +655,8 @@ func TestRandomAgainstReference(t *testing.T) {
 				Once:    rng.IntN(4) == 0,
 			})
 		}
-		rs, err := Compile(rules, Options{})
-		if err != nil {
-			t.Fatalf("rules %q: %v", rulesString(rules), err)
-		}
-		exact := rng.IntN(2) == 0
-		if exact {
-			rs.fast = nil
-		}
+		e := engines[rng.IntN(len(engines))]
+		rs := compileFor(t, rules, Options{}, e)
 		for j := 0; j < 5; j++ {
 			body := regexgen.Body(nil, rng, 16)
 			want, err := refRewrite(rules, body)
@@ -649,10 +664,10 @@ func TestRandomAgainstReference(t *testing.T) {
 				t.Fatal(err)
 			}
 			chunks := cutRandom(rng, body)
-			got, stats := rewrite(t, rs.NewStream(), chunks)
+			got, stats := rewrite(rs.NewStream(), chunks)
 			if !bytes.Equal(got, want) || stats.Overflowed {
-				t.Fatalf("rules %q chunks %q (exact engine only: %v): got %q, reference %q",
-					rulesString(rules), chunks, exact, got, want)
+				t.Fatalf("rules %q chunks %q (engine %s): got %q, reference %q",
+					rulesString(rules), chunks, e.name, got, want)
 			}
 		}
 	}

@@ -50,14 +50,14 @@ func TestRewriteValue(t *testing.T) {
 			if string(ref) != tc.want {
 				t.Fatalf("reference rewriter gives %q, the table says %q", ref, tc.want)
 			}
-			forEachEngine(t, tc.rules, Options{}, func(rs *RuleSet, exact bool) {
+			forEachEngine(t, tc.rules, Options{}, func(rs *RuleSet, e engine) {
 				const prefix = "kept:"
 				// Twice: the second call runs on a pooled stream.
 				for round := range 2 {
 					got, n := rs.RewriteValue([]byte(prefix), []byte(tc.value))
 					if string(got) != prefix+tc.want || n != tc.n {
-						t.Errorf("exact engine only %v, round %d: got %q, %d replacements; want %q, %d",
-							exact, round, got, n, prefix+tc.want, tc.n)
+						t.Errorf("engine %s, round %d: got %q, %d replacements; want %q, %d",
+							e.name, round, got, n, prefix+tc.want, tc.n)
 					}
 				}
 			})

@@ -34,38 +34,12 @@ type Anchored struct {
 	nc         int // number of byte classes
 	stride     int // inputs per state: nc byte classes, nc invalid-unit variants, EOI
 	hasInvalid bool
-	cacheBytes int
-	maxClears  int
-}
-
-// Look-behind contexts of a state: what Look.Holds needs of the byte before.
-const (
-	ctxEdge  = iota // body start
-	ctxNL           // '\n'
-	ctxWord         // [0-9A-Za-z_]
-	ctxOther        // anything else
-	numCtx
-)
-
-// ctxByte is a byte of each context, as passed to Look.Holds.
-var ctxByte = [numCtx]int{nfa.Edge, '\n', 'a', ' '}
-
-func ctxOf(b int) uint8 {
-	switch {
-	case b == nfa.Edge:
-		return ctxEdge
-	case b == '\n':
-		return ctxNL
-	case nfa.IsWordByte(b):
-		return ctxWord
-	}
-	return ctxOther
+	cfg        Config // the caches' budget
 }
 
 // NewAnchored builds the anchored resolver of n.
 func NewAnchored(n *nfa.NFA, cfg Config) *Anchored {
-	a := &Anchored{nfa: n, hasInvalid: n.HasInvalid()}
-	a.cacheBytes, a.maxClears = cfg.limits()
+	a := &Anchored{nfa: n, hasInvalid: n.HasInvalid(), cfg: cfg}
 	if cfg.NoClasses {
 		a.classes = identityClasses()
 	} else {
@@ -108,95 +82,52 @@ func lookClasses(n *nfa.NFA) Classes {
 	return out
 }
 
-// Anchored state tags (see StateID): tagMatch marks a state entered by a
-// transition that found a match ending at the position before the input
-// symbol; tagDead a state with no thread left.
-const tagDead StateID = 1 << 29
-
-// AnchoredCache is the per-stream cache of an Anchored.
+// AnchoredCache is the per-stream cache of an Anchored: a state table
+// (see table) whose rows have a column per input symbol.
 type AnchoredCache struct {
-	a        *Anchored
-	trans    []StateID
-	setData  []nfa.StateID
-	setStart []int32
-	ctx      []uint8
-	rule     []nfa.RuleID // match rule of state i (valid if tagged)
-	index    map[string]StateID
-	starts   [numCtx]StateID // Unknown until built
+	a *Anchored
+	table
+	ctx    []nfa.Context            // the look-behind context of state i: what assertions know of the byte before
+	rule   []nfa.RuleID             // match rule of state i (valid if tagged)
+	starts [nfa.NumContexts]StateID // Unknown until built
 
 	// Scratch.
-	set    sparseSet
-	set2   sparseSet
-	clist  []nfa.StateID
-	seeds  []nfa.StateID
-	stack  []nfa.StateID
-	keybuf []byte
-
-	mem    int
-	clears int
-	gaveUp bool
-}
-
-type sparseSet struct {
-	sparse []uint32
-	dense  []nfa.StateID
-}
-
-func (s *sparseSet) init(n int) { s.sparse = make([]uint32, n); s.dense = make([]nfa.StateID, 0, n) }
-func (s *sparseSet) clear()     { s.dense = s.dense[:0] }
-func (s *sparseSet) insert(x nfa.StateID) bool {
-	i := s.sparse[x]
-	if int(i) < len(s.dense) && s.dense[i] == x {
-		return false
-	}
-	s.sparse[x] = uint32(len(s.dense))
-	s.dense = append(s.dense, x)
-	return true
+	walk  nfa.Walker
+	set2  nfa.StateSet
+	seeds []nfa.StateID
 }
 
 // NewCache returns an empty cache for a.
 func (a *Anchored) NewCache() *AnchoredCache {
-	c := &AnchoredCache{a: a}
-	c.set.init(a.nfa.Len())
-	c.set2.init(a.nfa.Len())
+	c := &AnchoredCache{a: a, walk: nfa.NewWalker(a.nfa), set2: nfa.NewStateSet(a.nfa.Len())}
+	c.table.init(a.stride, a.cfg)
 	c.clear()
 	return c
 }
 
+// clear empties the cache.
 func (c *AnchoredCache) clear() {
-	c.trans = c.trans[:0]
-	c.setData = c.setData[:0]
-	c.setStart = append(c.setStart[:0], 0)
+	c.table.clear()
 	c.ctx = c.ctx[:0]
 	c.rule = c.rule[:0]
-	if c.index == nil {
-		c.index = make(map[string]StateID)
-	} else {
-		clear(c.index)
-	}
 	for i := range c.starts {
 		c.starts[i] = Unknown
 	}
-	c.mem = 0
 }
 
 // Reset prepares the cache for a new stream (states are kept).
 func (c *AnchoredCache) Reset() {
-	if c.gaveUp {
+	if c.restart() {
 		c.clear()
 	}
-	c.clears = 0
-	c.gaveUp = false
 }
 
 // Stats reports the cache's size and history.
-func (c *AnchoredCache) Stats() Stats {
-	return Stats{States: len(c.ctx), Clears: c.clears, Bytes: c.mem, GaveUp: c.gaveUp}
-}
+func (c *AnchoredCache) Stats() Stats { return c.stats() }
 
-func (c *AnchoredCache) key(match int, ctx uint8, seeds []nfa.StateID) []byte {
+func (c *AnchoredCache) key(match int, ctx nfa.Context, seeds []nfa.StateID) []byte {
 	k := binary.LittleEndian.AppendUint32(c.keybuf[:0], uint32(match+1))
-	k = append(k, ctx)
+	k = append(k, byte(ctx))
 	for _, q := range seeds {
 		k = binary.LittleEndian.AppendUint32(k, uint32(q))
 	}
@@ -207,130 +138,71 @@ func (c *AnchoredCache) key(match int, ctx uint8, seeds []nfa.StateID) []byte {
 // state returns the ID of the state (match, ctx, seeds), building it if
 // needed; ok is false when the cache gave up. cleared reports that the
 // cache was emptied to make room (every older ID is invalid).
-func (c *AnchoredCache) state(match int, ctx uint8, seeds []nfa.StateID) (id StateID, cleared, ok bool) {
+func (c *AnchoredCache) state(match int, ctx nfa.Context, seeds []nfa.StateID) (id StateID, cleared, ok bool) {
 	k := c.key(match, ctx, seeds)
 	if id, ok := c.index[string(k)]; ok {
 		return id, false, true
 	}
-	a := c.a
-	cost := stateCost(a.stride, len(seeds))
-	if c.mem+cost > a.cacheBytes || (len(c.ctx)+1)*a.stride*4 > int(tagDead-1) {
-		c.clears++
-		if c.clears > a.maxClears {
-			c.gaveUp = true
+	if !c.fits(len(seeds)) {
+		if !c.spendClear() {
 			return Unknown, false, false
 		}
 		c.clear()
 		cleared = true
-		k = c.key(match, ctx, seeds)
 	}
-	idx := len(c.ctx)
-	id = StateID(idx * a.stride * 4) // the row's byte offset, as Cache's IDs
-	if match >= 0 {
-		id |= tagMatch
-	}
-	if len(seeds) == 0 {
-		id |= tagDead
-	}
-	for range a.stride {
-		c.trans = append(c.trans, Unknown)
-	}
-	c.setData = append(c.setData, seeds...)
-	c.setStart = append(c.setStart, int32(len(c.setData)))
-	c.ctx = append(c.ctx, ctx)
+	var tags StateID
 	r := nfa.RuleID(0)
 	if match >= 0 {
-		r = nfa.RuleID(match)
+		tags, r = tagMatch, nfa.RuleID(match)
 	}
+	if len(seeds) == 0 {
+		tags |= tagDead
+	}
+	c.ctx = append(c.ctx, ctx)
 	c.rule = append(c.rule, r)
-	c.index[string(k)] = id
-	c.mem += cost
-	return id, cleared, true
+	return c.add(k, seeds, tags), cleared, true
 }
-
-// offset returns the index in c.trans of the row of s.
-func (c *AnchoredCache) offset(s StateID) int { return int(s&^(tagMatch|tagDead)) >> 2 }
 
 // next computes the transition of s on input symbol x (a class, a class
 // + nc for an invalid unit, or 2nc for EOI).
 func (c *AnchoredCache) next(s StateID, x int) (StateID, bool) {
 	a := c.a
 	n := a.nfa
-	idx := c.offset(s) / a.stride
-	seeds := c.setData[c.setStart[idx]:c.setStart[idx+1]]
-	before := ctxByte[c.ctx[idx]]
+	seeds := c.set(s.row())
+	before := c.ctx[s.row()/a.stride].Byte()
 	after := nfa.Edge
 	invalid := false
-	var b byte
 	if x < 2*a.nc {
 		cl := x
 		if cl >= a.nc {
 			cl -= a.nc
 			invalid = true
 		}
-		b = a.classes.Representative(uint8(cl))
-		after = int(b)
+		after = int(a.classes.Representative(uint8(cl)))
 	}
 	// Closure in priority order; a Match cuts the rest.
-	c.set.clear()
-	c.clist = c.clist[:0]
+	c.walk.Reset(nfa.LookCtx{Before: before, After: after})
 	match := -1
 closure:
 	for _, seed := range seeds {
-		stack := append(c.stack[:0], seed)
-		for len(stack) > 0 {
-			id := stack[len(stack)-1]
-			stack = stack[:len(stack)-1]
-			for {
-				if !c.set.insert(id) {
-					break
-				}
-				st := n.State(id)
-				switch st.Kind {
-				case nfa.KindUnion:
-					for j := len(st.Alts) - 1; j > 0; j-- {
-						stack = append(stack, st.Alts[j])
-					}
-					id = st.Alts[0]
-					continue
-				case nfa.KindCapture:
-					id = st.Next
-					continue
-				case nfa.KindLook:
-					if st.Look.Holds(before, after) {
-						id = st.Next
-						continue
-					}
-				case nfa.KindFail:
-				case nfa.KindMatch:
-					match = int(st.Rule)
-					c.stack = stack
-					break closure
-				default:
-					c.clist = append(c.clist, id)
-				}
-				break
+		from := len(c.walk.Out)
+		c.walk.Closure(nfa.Thread{ID: seed}, nil)
+		for i, t := range c.walk.Out[from:] {
+			if st := n.State(t.ID); st.Kind == nfa.KindMatch {
+				match = int(st.Rule)
+				c.walk.Out = c.walk.Out[:from+i]
+				break closure
 			}
 		}
-		c.stack = stack
 	}
 	// Step the surviving threads over the byte.
 	c.seeds = c.seeds[:0]
-	ctx := uint8(ctxEdge)
+	ctx := nfa.CtxEdge
 	if x < 2*a.nc {
-		ctx = ctxOf(after)
-		c.set2.clear()
-		for _, id := range c.clist {
-			st := n.State(id)
-			var succ nfa.StateID
-			ok := false
-			switch st.Kind {
-			case nfa.KindInvalid:
-				succ, ok = st.Next, invalid
-			default:
-				succ, ok = step(st, b)
-			}
-			if ok && c.set2.insert(succ) {
+		ctx = nfa.ContextOf(after)
+		c.set2.Clear()
+		for _, t := range c.walk.Out {
+			if succ := n.State(t.ID).Step(after, invalid); succ != 0 && c.set2.Insert(succ) {
 				c.seeds = append(c.seeds, succ)
 			}
 		}
@@ -340,7 +212,7 @@ closure:
 		return Unknown, false
 	}
 	if !cleared {
-		c.trans[c.offset(s)+x] = t
+		c.trans[s.row()+x] = t
 	}
 	return t, true
 }
@@ -356,43 +228,25 @@ func (c *AnchoredCache) tagged(s, t StateID, x, i int, lastEnd *int, lastRule *n
 		}
 	}
 	if t&tagMatch != 0 {
-		*lastEnd, *lastRule = i, c.rule[c.offset(t)/c.a.stride]
+		*lastEnd, *lastRule = i, c.rule[t.row()/c.a.stride]
 	}
 	return t &^ tagMatch, t&tagDead != 0, true
 }
-
-// Result is the outcome of an anchored search.
-type Result uint8
-
-const (
-	// NoMatch: every thread died; no match starts at the position.
-	NoMatchHere Result = iota
-	// Found: the match ends at the returned offset.
-	Found
-	// NeedMore: the answer depends on bytes beyond hay (or the decoding of
-	// a byte near its end); let the exact engine decide.
-	NeedMore
-	// TooLong: threads are still alive after limit bytes.
-	TooLong
-	// CacheFull: the cache gave up.
-	CacheFull
-)
 
 // Find searches for the leftmost-first match starting exactly at hay[p],
 // where before is the byte before p (nfa.Edge at the body start) and eof
 // reports that hay ends at the body's end. p must be a position where the
 // Pike VM would start a thread (a unit boundary). It returns the match end
-// and rule with Found; NoMatchHere with the offset where the last thread
-// died; or NeedMore / TooLong / CacheFull when
-// it cannot decide within hay, within limit bytes after p, or within its
-// budget. The answer looks at bytes up to the match end + 1 (+3 for
+// and rule with Found; NoMatch with the offset where the last thread
+// died; or NeedMore, Long or GaveUp when it cannot decide within hay,
+// within limit bytes after p, or within its budget. The answer looks at bytes up to the match end + 1 (+3 for
 // decoding) and never past p+limit+4.
-func (c *AnchoredCache) Find(hay []byte, p int, before int, eof bool, limit int) (end int, rule nfa.RuleID, res Result) {
+func (c *AnchoredCache) Find(hay []byte, p int, before int, eof bool, limit int) (end int, rule nfa.RuleID, res Status) {
 	if c.gaveUp {
-		return 0, 0, CacheFull
+		return 0, 0, GaveUp
 	}
 	a := c.a
-	ctx := ctxOf(before)
+	ctx := nfa.ContextOf(before)
 	s := c.starts[ctx]
 	if s == Unknown {
 		var ok bool
@@ -400,7 +254,7 @@ func (c *AnchoredCache) Find(hay []byte, p int, before int, eof bool, limit int)
 		// target of its own, so a clear here loses nothing.
 		s, _, ok = c.state(-1, ctx, []nfa.StateID{a.nfa.Start()})
 		if !ok {
-			return 0, 0, CacheFull
+			return 0, 0, GaveUp
 		}
 		c.starts[ctx] = s
 	}
@@ -425,12 +279,12 @@ func (c *AnchoredCache) Find(hay []byte, p int, before int, eof bool, limit int)
 		}
 		// s is untagged (a live state): it is its row's byte offset, and
 		// its row is complete (x < stride), so the load is unchecked as
-		// in Scan (see load).
+		// in a scan (see load).
 		t := *(*StateID)(unsafe.Add(unsafe.Add(tp, uintptr(x)*4), uintptr(s)))
 		if t >= tagDead { // dead, match-tagged or Unknown: the rare cases
 			var dead, ok bool
 			if t, dead, ok = c.tagged(s, t, x, i, &lastEnd, &lastRule); !ok {
-				return 0, 0, CacheFull
+				return 0, 0, GaveUp
 			}
 			if dead {
 				break
@@ -442,17 +296,17 @@ func (c *AnchoredCache) Find(hay []byte, p int, before int, eof bool, limit int)
 	if i == len(h) {
 		switch {
 		case i == len(hay) && eof:
-			if _, _, ok := c.tagged(s, c.trans[c.offset(s)+2*nc], 2*nc, i, &lastEnd, &lastRule); !ok {
-				return 0, 0, CacheFull
+			if _, _, ok := c.tagged(s, c.trans[s.row()+2*nc], 2*nc, i, &lastEnd, &lastRule); !ok {
+				return 0, 0, GaveUp
 			}
 		case i >= len(hay):
 			return 0, 0, NeedMore
 		default:
-			return 0, 0, TooLong
+			return 0, 0, Long
 		}
 	}
 	if lastEnd >= 0 {
 		return lastEnd, lastRule, Found
 	}
-	return i, 0, NoMatchHere
+	return i, 0, NoMatch
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/streamsub/streamsub/matcher/internal/nfa"
+	"github.com/streamsub/streamsub/matcher/internal/nfatest"
 	"github.com/streamsub/streamsub/matcher/internal/pikevm"
 )
 
@@ -44,16 +45,16 @@ func TestAnchoredTable(t *testing.T) {
 		p    int
 		end  int
 		rule nfa.RuleID
-		res  Result
+		res  Status
 	}{
 		{[]string{"abc"}, "abcd", 0, 3, 0, Found},
-		{[]string{"abc"}, "abd", 0, 0, 0, NoMatchHere},
+		{[]string{"abc"}, "abd", 0, 0, 0, NoMatch},
 		{[]string{"a", "ab"}, "ab", 0, 1, 0, Found},         // earlier rule wins
 		{[]string{"a+?", "ab"}, "aab", 0, 1, 0, Found},      // lazy
 		{[]string{"x", "a+"}, "aaab", 0, 3, 1, Found},       // greedy
-		{[]string{`foo\b`}, "foox", 0, 0, 0, NoMatchHere},   // assertion after
+		{[]string{`foo\b`}, "foox", 0, 0, 0, NoMatch},       // assertion after
 		{[]string{`foo\b`}, "foo", 0, 3, 0, Found},          // at EOI
-		{[]string{`\bfoo`}, "xfoo", 1, 0, 0, NoMatchHere},   // assertion before
+		{[]string{`\bfoo`}, "xfoo", 1, 0, 0, NoMatch},       // assertion before
 		{[]string{`a$`}, "a\nb", 0, 1, 0, Found},            // multi-line $
 		{[]string{`(a|ab)(c|bcd)`}, "abcd", 0, 4, 0, Found}, // a then bcd (Perl order)
 		{[]string{`(ab|a)(c|bcd)`}, "abcd", 0, 3, 0, Found}, // ab then c, not the longest
@@ -62,7 +63,7 @@ func TestAnchoredTable(t *testing.T) {
 		{[]string{`[^x]{2}`}, "\xc3\xa9b", 0, 3, 0, Found}, // é is one unit
 	}
 	for _, tt := range tests {
-		a := NewAnchored(mustNFA(t, tt.pats...), Config{})
+		a := NewAnchored(nfatest.New(t, tt.pats...), Config{})
 		c := a.NewCache()
 		eof := tt.res != NeedMore
 		for range 2 {
@@ -89,7 +90,7 @@ func TestAnchoredVsPikeVM(t *testing.T) {
 	for iter := range 2000 {
 		pats := randRules(r, atoms, quants)
 		hay := []byte(randText(r, alpha, 16))
-		n := mustNFA(t, pats...)
+		n := nfatest.New(t, pats...)
 		cfg := Config{NoClasses: iter%5 == 1}
 		if iter%5 == 2 {
 			cfg.CacheBytes, cfg.MaxClears = 1, 1000000
@@ -103,7 +104,7 @@ func TestAnchoredVsPikeVM(t *testing.T) {
 			}
 			end, rule, res := c.Find(hay, p, before, true, 1<<20)
 			wend, wrule, wok := vmAnchored(vm, hay, p)
-			if res != Found && res != NoMatchHere {
+			if res != Found && res != NoMatch {
 				t.Fatalf("%q on %q at %d: %v", pats, hay, p, res)
 			}
 			if (res == Found) != wok || wok && (end != wend || rule != wrule) {

@@ -7,33 +7,27 @@ import (
 
 	"github.com/streamsub/streamsub/internal/htmlgen"
 	"github.com/streamsub/streamsub/matcher/internal/nfa"
+	"github.com/streamsub/streamsub/matcher/internal/nfatest"
 )
 
 func workloadNFA(b *testing.B, w htmlgen.Workload) *nfa.NFA {
-	var res []*syntax.Regexp
-	for _, r := range w.Rules {
-		flags := parseFlags
+	patterns := make([]string, len(w.Rules))
+	flags := make([]syntax.Flags, len(w.Rules))
+	for i, r := range w.Rules {
+		patterns[i], flags[i] = r.Pattern, nfatest.Flags
 		if r.IgnoreCase {
-			flags |= syntax.FoldCase
+			flags[i] |= syntax.FoldCase
 		}
 		if r.Literal {
-			flags |= syntax.Literal
+			flags[i] |= syntax.Literal
 		}
-		re, err := syntax.Parse(r.Pattern, flags)
-		if err != nil {
-			b.Fatal(err)
-		}
-		res = append(res, re)
 	}
-	n, err := nfa.New(res)
-	if err != nil {
-		b.Fatal(err)
-	}
-	return n
+	return nfatest.NewFlags(b, patterns, flags)
 }
 
-// BenchmarkScan measures the raw DFA scan over a generated page: each
-// matched window is skipped one byte past its start (no exact engine).
+// BenchmarkScan measures the raw DFA scan over a generated page as the
+// fast path runs it (ScanWindows with room for 32 windows, resumed when
+// full), without resolving the windows.
 func BenchmarkScan(b *testing.B) {
 	page := htmlgen.Page(1, 1<<20)
 	for _, w := range []htmlgen.Workload{htmlgen.Clone(), htmlgen.Literals(), htmlgen.Regexes()} {
@@ -42,15 +36,20 @@ func BenchmarkScan(b *testing.B) {
 		b.Run(w.Name, func(b *testing.B) {
 			b.SetBytes(int64(len(page)))
 			b.ReportAllocs()
+			ws := make([]Window, 0, 32)
 			windows := 0
 			for b.Loop() {
+				s, w0 := Idle, 0
 				for i := 0; i < len(page); {
-					off, st := c.Scan(page[i:], 1<<20)
-					if st == NoMatch || st == Open {
+					var off int
+					var st Status
+					ws, off, st = c.ScanWindows(page[i:], s, w0, 1<<20, ws)
+					windows += len(ws)
+					if st != Full {
 						break
 					}
-					windows++
-					i += off + 1
+					s, w0 = c.OpenState(), c.ResumeStart()-off
+					i += off
 				}
 			}
 			b.ReportMetric(float64(windows)/float64(b.N), "matchwindows/op")
@@ -75,10 +74,12 @@ func BenchmarkScanProse(b *testing.B) {
 	d := New(workloadNFA(b, htmlgen.Clone()), Config{})
 	c := d.NewCache()
 	b.SetBytes(int64(len(page)))
+	ws := make([]Window, 0, 32)
 	for b.Loop() {
-		off, st := c.Scan(page, 1<<20)
-		if st != NoMatch {
-			b.Fatal(off, st)
+		var off int
+		var st Status
+		if ws, off, st = c.ScanWindows(page, Idle, 0, 1<<20, ws); st != NoMatch || len(ws) > 0 {
+			b.Fatal(off, st, ws)
 		}
 	}
 	b.ReportMetric(float64(c.Stats().Syncs)/float64(b.N), "syncs/op")

@@ -3,107 +3,83 @@ package lazydfa
 import (
 	"encoding/binary"
 	"slices"
-
-	"github.com/streamsub/streamsub/matcher/internal/nfa"
 )
 
-// Status is the outcome of a scan (Cache.Scan, ScanFrom, ScanWindows).
+// Status is the outcome of a search: of a scan (Cache.ScanWindows) or of
+// an anchored search (AnchoredCache.Find). Each says which it returns.
 type Status uint8
 
 const (
-	// NoMatch: the whole input was scanned and the DFA ended Idle; the input
-	// holds no match and no thread is left alive at its end.
+	// NoMatch: a scan went over its whole input and the DFA ended Idle:
+	// the input holds no match and no thread is left alive at its end. An
+	// anchored search: every thread died, no match starts at the position.
 	NoMatch Status = iota
-	// Matched: the window that opened at the returned offset reached a match
-	// state. The exact engine must resolve the input from that offset on.
-	Matched
-	// Open: the window that opened at the returned offset is still open at
-	// the end of the input: threads from there on may still match.
+	// Found: an anchored search found the match ending at the returned
+	// offset.
+	Found
+	// Open: the scan window that opened at the returned offset is still
+	// open at the end of the input: threads from there on may still match.
 	Open
-	// GaveUp: the cache ran out of budget too often; the exact engine must
-	// take over at the returned offset (the open window's start, or the
-	// position reached if the DFA was Idle).
+	// GaveUp: the cache ran out of budget too often. A scan returns the
+	// offset where the exact engine must take over (the open window's
+	// start, or the position reached if the DFA was Idle).
 	GaveUp
-	// Long: the window that opened at the returned offset grew longer than
-	// the limit passed to Scan without reaching a match state.
+	// Long: the scan window that opened at the returned offset grew longer
+	// than the limit without reaching a match state; or the threads of an
+	// anchored search are still alive after its limit.
 	Long
-	// Full: ScanWindows filled its window buffer and stopped at the
-	// returned offset.
+	// Full: a scan filled its window buffer and stopped at the returned
+	// offset.
 	Full
+	// NeedMore: an anchored search depends on bytes beyond its input (or
+	// the decoding of a byte near its end): the exact engine must decide.
+	NeedMore
 )
 
-var statusNames = [...]string{"no_match", "matched", "open", "gave_up", "long", "full"}
+var statusNames = [...]string{"no_match", "found", "open", "gave_up", "long", "full", "need_more"}
 
 func (s Status) String() string { return statusNames[s] }
 
-// Stats describes the work of a Cache.
+// Stats describes the work of a Cache or an AnchoredCache.
 type Stats struct {
-	States int // states currently cached (including Idle)
-	Clears int // times the cache was emptied for lack of room
-	Bytes  int // memory accounted to the cache
-	GaveUp bool
-	Syncs  int // times the speculative chain of a scan took over (scan.go)
+	States int  // states currently cached (a Cache's include Idle)
+	Clears int  // times the cache was emptied for lack of room
+	Bytes  int  // memory accounted to the cache
+	GaveUp bool // the cache gave up (see table)
+	Syncs  int  // Cache: times the speculative chain of a scan took over (scan.go)
 }
 
-// Cache is the partly built transition table of a DFA, owned by one stream
-// (one goroutine) at a time. It grows until its budget is reached; then it
-// is cleared and rebuilt, and after Config.MaxClears clears it gives up.
-// Its zero allocation steady state: once the states a body needs exist,
-// Scan allocates nothing.
+// Cache is the partly built transition table of a DFA (one column per
+// byte class), owned by one stream (one goroutine) at a time. It grows
+// until its budget is reached; then it is cleared and rebuilt, and after
+// Config.MaxClears clears it gives up (see table). Its zero allocation
+// steady state: once the states a body needs exist, a scan allocates
+// nothing.
 type Cache struct {
-	d        *DFA
-	startSet [256]bool // d.StartBytes(): bytes on which Idle is left
+	d *DFA
+	table
+	cl closer // scratch for building states
 
-	// Transition table: row i (entries i*stride..; state ID i*stride*4) has
-	// one entry per class.
-	trans []StateID
-	// NFA sets: state index i owns setData[setStart[i]:setStart[i+1]].
-	setData  []nfa.StateID
-	setStart []int32
-	ids      []StateID // the tagged ID of state index i
-	index    map[string]StateID
-
-	// Scratch for building states.
-	cl     closer
-	keybuf []byte
-
-	mem     int
-	clears  int
-	syncs   int
-	gaveUp  bool
-	open    StateID // after a scan returned Open (Full): the state at the end of the input (at the stop)
-	matchAt int     // after Scan returned Matched: the offset just past the byte that entered the match state
+	syncs int
+	open  StateID // after a scan returned Open or Full: the state at the end of the input (at the stop)
 	// after ScanWindows returned Full: the window start at the stop (the
 	// state is in open)
 	resumeStart int
 }
 
-// MatchAt returns, after Scan returned Matched, the offset in its input
-// just past the byte on which the DFA entered a match state: every match
-// of the window starts before it.
-func (c *Cache) MatchAt() int { return c.matchAt }
-
 // NewCache returns an empty cache for d.
 func (d *DFA) NewCache() *Cache {
-	c := &Cache{d: d, startSet: *d.pf0.Set()}
-	c.cl.init(d.nfa.Len())
+	c := &Cache{d: d}
+	c.cl.init(d.nfa)
+	c.table.init(d.stride, d.cfg)
 	c.clear()
 	return c
 }
 
 // clear empties the cache, keeping only Idle.
 func (c *Cache) clear() {
-	c.trans = c.trans[:0]
-	c.setData = c.setData[:0]
-	c.setStart = append(c.setStart[:0], 0)
-	c.ids = c.ids[:0]
-	if c.index == nil {
-		c.index = make(map[string]StateID)
-	} else {
-		clear(c.index)
-	}
-	c.mem = 0
-	c.insert(idleKey, nil, false)
+	c.table.clear()
+	c.add(idleKey, nil, 0) // Idle: no tags, at offset 0
 }
 
 // idleKey is the index key of Idle: no match flag, empty set. (clear must
@@ -114,65 +90,46 @@ var idleKey = []byte{0}
 // Reset prepares the cache for a new stream: the built states stay (they
 // are valid for any body), the give-up accounting starts over.
 func (c *Cache) Reset() {
-	if c.gaveUp {
+	if c.restart() {
 		c.clear()
 	}
-	c.clears = 0
-	c.gaveUp = false
 }
 
 // Stats reports the cache's size and history.
 func (c *Cache) Stats() Stats {
-	return Stats{States: len(c.ids), Clears: c.clears, Bytes: c.mem, GaveUp: c.gaveUp, Syncs: c.syncs}
+	s := c.stats()
+	s.Syncs = c.syncs
+	return s
 }
 
-// insert adds a state for set (sorted) with the given key, and returns its ID.
-func (c *Cache) insert(key []byte, set []nfa.StateID, match bool) StateID {
-	idx := len(c.ids)
-	id := StateID(idx * c.d.stride * 4)
-	if match {
-		id |= tagMatch
-	}
-	for range c.d.stride {
-		c.trans = append(c.trans, Unknown)
-	}
-	c.setData = append(c.setData, set...)
-	c.setStart = append(c.setStart, int32(len(c.setData)))
-	c.ids = append(c.ids, id)
-	c.index[string(key)] = id
-	c.mem += stateCost(c.d.stride, len(set))
-	return id
-}
-
-// stateCost is the memory accounted to one state: its row, its set, its
-// key and the map entry.
-func stateCost(stride, setLen int) int {
-	return 4*stride + 4*setLen + (1 + 4*setLen) + 64
-}
+// What Cache.step does when a new state does not fit.
+const (
+	clearIfFull = true  // clear the cache (every older ID dies)
+	failIfFull  = false // fail, changing nothing: the IDs other scan chains hold stay valid
+)
 
 // next computes the transition of s on byte b, building the target state
 // if needed. ok is false when the cache gave up.
 func (c *Cache) next(s StateID, b byte) (StateID, bool) {
-	return c.step(s, b, true)
+	return c.step(s, b, clearIfFull)
 }
 
-// step is next; with mayClear false it fails (ok false, nothing changed)
-// instead of clearing the cache when the new state does not fit, so that
-// the IDs other scan chains hold stay valid.
-func (c *Cache) step(s StateID, b byte, mayClear bool) (StateID, bool) {
+// step is next; with clearOK false (failIfFull) it fails (ok false,
+// nothing changed) instead of clearing the cache when the new state does
+// not fit.
+func (c *Cache) step(s StateID, b byte, clearOK bool) (StateID, bool) {
 	d := c.d
-	idx := s.row() / d.stride
-	set := c.setData[c.setStart[idx]:c.setStart[idx+1]]
+	set := c.set(s.row())
 	cl := &c.cl
 	cl.reset()
 	for _, q := range set {
-		if succ, ok := step(d.nfa.State(q), b); ok {
-			cl.add(d.nfa, succ)
+		if succ := stepOver(d.nfa.State(q), b); succ != 0 {
+			cl.add(succ)
 		}
 	}
 	for _, q := range d.start {
-		if succ, ok := step(d.nfa.State(q), b); ok {
-			cl.add(d.nfa, succ)
+		if succ := stepOver(d.nfa.State(q), b); succ != 0 {
+			cl.add(succ)
 		}
 	}
 	slices.Sort(cl.consumers)
@@ -194,20 +151,14 @@ func (c *Cache) step(s StateID, b byte, mayClear bool) (StateID, bool) {
 		// Unreachable: the empty non-match set is Idle and always indexed.
 		panic("lazydfa: Idle missing from index")
 	}
-	cost := stateCost(d.stride, len(cl.consumers))
-	if c.mem+cost > d.cacheBytes || (len(c.ids)+1)*d.stride*4 > int(maxOffset) {
-		if !mayClear {
-			return Unknown, false
-		}
-		c.clears++
-		if c.clears > d.maxClears {
-			c.gaveUp = true
+	if !c.fits(len(cl.consumers)) {
+		if !clearOK || !c.spendClear() {
 			return Unknown, false
 		}
 		c.clear() // s's row is gone: the transition is not recorded
-		return c.insert(key, cl.consumers, cl.match), true
+		return c.add(key, cl.consumers, cl.tags()), true
 	}
-	t := c.insert(key, cl.consumers, cl.match)
+	t := c.add(key, cl.consumers, cl.tags())
 	c.trans[s.row()+int(d.classes.Get(b))] = t
 	return t, true
 }

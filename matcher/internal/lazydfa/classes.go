@@ -47,16 +47,8 @@ func newClasses(n *nfa.NFA) Classes {
 		cut[int(hi)+1] = true
 	}
 	for id := range n.Len() {
-		s := n.State(nfa.StateID(id))
-		switch s.Kind {
-		case nfa.KindRange:
-			mark(s.Lo, s.Hi)
-		case nfa.KindSparse:
-			for _, t := range s.Trans {
-				mark(t.Lo, t.Hi)
-			}
-		case nfa.KindInvalid:
-			mark(0x80, 0xFF)
+		for e := range n.State(nfa.StateID(id)).Edges() {
+			mark(e.Lo, e.Hi)
 		}
 	}
 	var c Classes

@@ -45,13 +45,13 @@ import (
 // states (tens of KiB); the budget only bites on adversarial rule sets.
 const DefaultCacheBytes = 2 << 20
 
-// MinCacheBytes is the smallest budget honoured (smaller ones are raised to
-// it): room for a few states.
-const MinCacheBytes = 4 << 10
-
 // Config tunes a DFA.
 type Config struct {
-	// CacheBytes is the memory budget of each Cache; 0 means DefaultCacheBytes.
+	// CacheBytes is the memory budget of each Cache; 0 means
+	// DefaultCacheBytes. Any budget is honoured: one too small for a
+	// state or two makes the caches clear at every new state and so give
+	// up soon, which tests use (package matcher keeps configured budgets
+	// above a floor).
 	CacheBytes int
 	// NoClasses turns byte classes off (one column per byte value); for tests.
 	NoClasses bool
@@ -70,7 +70,7 @@ func (cfg Config) limits() (cacheBytes, maxClears int) {
 	if maxClears <= 0 {
 		maxClears = defaultMaxClears
 	}
-	return max(cacheBytes, MinCacheBytes), maxClears
+	return cacheBytes, maxClears
 }
 
 // defaultMaxClears: after this many clears a stream's cache gives up and
@@ -82,11 +82,10 @@ const defaultMaxClears = 8
 type DFA struct {
 	nfa        *nfa.NFA
 	classes    Classes
-	stride     int           // classes.Len()
-	start      []nfa.StateID // consuming states of the start closure, sorted
-	startMatch bool          // the start closure reaches a Match
-	cacheBytes int
-	maxClears  int
+	stride     int                  // classes.Len()
+	start      []nfa.StateID        // consuming states of the start closure, sorted
+	startMatch bool                 // the start closure reaches a Match
+	cfg        Config               // the caches' budget
 	pf0        *prefilter.Prefilter // start bytes
 	pf         *prefilter.Prefilter // pf0 when it beats the inline table loop (one byte), else nil
 }
@@ -94,8 +93,7 @@ type DFA struct {
 // New builds the DFA of n. It does no determinization: states are built by
 // each Cache as the search needs them.
 func New(n *nfa.NFA, cfg Config) *DFA {
-	d := &DFA{nfa: n}
-	d.cacheBytes, d.maxClears = cfg.limits()
+	d := &DFA{nfa: n, cfg: cfg}
 	if cfg.NoClasses {
 		d.classes = identityClasses()
 	} else {
@@ -103,8 +101,9 @@ func New(n *nfa.NFA, cfg Config) *DFA {
 	}
 	d.stride = d.classes.Len()
 	var cl closer
-	cl.init(n.Len())
-	cl.add(n, n.Start())
+	cl.init(n)
+	cl.reset()
+	cl.add(n.Start())
 	d.start = slices.Clone(cl.consumers)
 	slices.Sort(d.start)
 	d.startMatch = cl.match
@@ -120,84 +119,53 @@ func New(n *nfa.NFA, cfg Config) *DFA {
 // state itself would be a match state.
 func (d *DFA) CanMatchEmpty() bool { return d.startMatch }
 
-// Classes returns the byte classes of the DFA.
-func (d *DFA) Classes() *Classes { return &d.classes }
-
 // StartBytes reports, for every byte value, whether a thread can begin by
 // consuming it (over-approximated): the bytes on which the DFA leaves Idle.
 // Every other byte is skipped by the search without touching the DFA.
 func (d *DFA) StartBytes() *[256]bool { return d.pf0.Set() }
 
-// step reports the successor of consuming state s on byte b, if s accepts b.
-// Invalid accepts every byte >= 0x80 (over-approximation).
-func step(s *nfa.State, b byte) (nfa.StateID, bool) {
-	switch s.Kind {
-	case nfa.KindRange:
-		return s.Next, s.Lo <= b && b <= s.Hi
-	case nfa.KindSparse:
-		for _, t := range s.Trans {
-			if b < t.Lo {
-				break
-			}
-			if b <= t.Hi {
-				return t.Next, true
-			}
-		}
-	case nfa.KindInvalid:
-		return s.Next, b >= 0x80
-	}
-	return 0, false
-}
+// stepOver returns the successor of consuming state s over byte b as the
+// DFA over-approximates it: an Invalid state accepts every byte >= 0x80.
+func stepOver(s *nfa.State, b byte) nfa.StateID { return s.Step(int(b), b >= 0x80) }
 
-// closer computes epsilon closures with assertions taken as true. Its
-// sparse set makes membership O(1) and clearing O(1).
+// closer builds the NFA set of a DFA state: the union of epsilon closures
+// in which every assertion holds (nfa.AllLooks).
 type closer struct {
-	sparse    []uint32
-	dense     []nfa.StateID
-	stack     []nfa.StateID
+	states    []nfa.State
+	w         nfa.Walker
 	consumers []nfa.StateID
 	match     bool
 }
 
-func (c *closer) init(n int) {
-	c.sparse = make([]uint32, n)
-	c.dense = make([]nfa.StateID, 0, n)
+func (c *closer) init(n *nfa.NFA) {
+	c.states = n.States()
+	c.w = nfa.NewWalker(n)
 }
 
 func (c *closer) reset() {
-	c.dense = c.dense[:0]
+	c.w.Reset(nfa.AllLooks)
 	c.consumers = c.consumers[:0]
 	c.match = false
 }
 
-func (c *closer) has(id nfa.StateID) bool {
-	i := c.sparse[id]
-	return int(i) < len(c.dense) && c.dense[i] == id
+// tags returns the StateID tags of the set built: tagMatch if it holds a
+// Match state.
+func (c *closer) tags() StateID {
+	if c.match {
+		return tagMatch
+	}
+	return 0
 }
 
 // add adds id and its epsilon closure.
-func (c *closer) add(n *nfa.NFA, id nfa.StateID) {
-	c.stack = append(c.stack[:0], id)
-	for len(c.stack) > 0 {
-		id := c.stack[len(c.stack)-1]
-		c.stack = c.stack[:len(c.stack)-1]
-		if c.has(id) {
-			continue
-		}
-		c.sparse[id] = uint32(len(c.dense))
-		c.dense = append(c.dense, id)
-		s := n.State(id)
-		switch s.Kind {
-		case nfa.KindRange, nfa.KindSparse, nfa.KindInvalid:
-			c.consumers = append(c.consumers, id)
-		case nfa.KindUnion:
-			for i := len(s.Alts) - 1; i >= 0; i-- {
-				c.stack = append(c.stack, s.Alts[i])
-			}
-		case nfa.KindLook, nfa.KindCapture:
-			c.stack = append(c.stack, s.Next)
-		case nfa.KindMatch:
+func (c *closer) add(id nfa.StateID) {
+	from := len(c.w.Out)
+	c.w.Closure(nfa.Thread{ID: id}, nil)
+	for _, t := range c.w.Out[from:] {
+		if c.states[t.ID].Kind == nfa.KindMatch {
 			c.match = true
+		} else {
+			c.consumers = append(c.consumers, t.ID)
 		}
 	}
 }

@@ -2,34 +2,16 @@ package lazydfa
 
 import (
 	"encoding/binary"
+	"fmt"
 	"math/rand/v2"
 	"regexp"
-	"regexp/syntax"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/streamsub/streamsub/matcher/internal/nfa"
+	"github.com/streamsub/streamsub/matcher/internal/nfatest"
 )
-
-const parseFlags = (syntax.Perl | syntax.DotNL) &^ syntax.OneLine
-
-func mustNFA(t testing.TB, pats ...string) *nfa.NFA {
-	t.Helper()
-	res := make([]*syntax.Regexp, len(pats))
-	for i, p := range pats {
-		re, err := syntax.Parse(p, parseFlags)
-		if err != nil {
-			t.Fatalf("%q: %v", p, err)
-		}
-		res[i] = re
-	}
-	n, err := nfa.New(res)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return n
-}
 
 // firstMatchStart returns where Go's regexp finds the leftmost match of the
 // alternation of pats in body, or -1.
@@ -41,37 +23,52 @@ func firstMatchStart(pats []string, body string) int {
 	return -1
 }
 
+// scanFirst is ScanWindows from state s with room for one window, so that
+// the scan stops right after its first match state: it returns that window
+// (found), else the scan's offset and status. A tiny window buffer stands
+// for the search that stops at a match, which the fast path does not use.
+func scanFirst(c *Cache, b []byte, s StateID, w0, maxWindow int) (win Window, found bool, off int, st Status) {
+	ws, off, st := c.ScanWindows(b, s, w0, maxWindow, make([]Window, 0, 1))
+	if len(ws) > 0 {
+		return ws[0], true, ws[0].Start, st
+	}
+	return Window{}, false, off, st
+}
+
 func TestScan(t *testing.T) {
 	tests := []struct {
-		pats   []string
-		body   string
-		off    int
-		status Status
+		pats []string
+		body string
+		want string // "window START-END" (the first), or "STATUS OFFSET"
 	}{
-		{[]string{"abc"}, "xxabxxabc", 6, Matched},
-		{[]string{"abc"}, "xxabxxab", 6, Open},
-		{[]string{"abc"}, "xxabxxabd", 9, NoMatch},
-		{[]string{"abc"}, "", 0, NoMatch},
+		{[]string{"abc"}, "xxabxxabc", "window 6-9"},
+		{[]string{"abc"}, "xxabxxab", "open 6"},
+		{[]string{"abc"}, "xxabxxabd", "no_match 9"},
+		{[]string{"abc"}, "", "no_match 0"},
 		// [a-z]*q keeps a thread alive over letters: the window never closes.
-		{[]string{"[a-z]*q"}, "ab cd ef", 6, Open},
-		{[]string{"[a-z]*q"}, "ab cd ef.", 9, NoMatch},
-		{[]string{"[a-z]*q"}, "ab cdq ef.", 3, Matched},
+		{[]string{"[a-z]*q"}, "ab cd ef", "open 6"},
+		{[]string{"[a-z]*q"}, "ab cd ef.", "no_match 9"},
+		{[]string{"[a-z]*q"}, "ab cdq ef.", "window 3-6"},
 		// Assertions are taken as true: \bfoo\b "matches" inside xfoox.
-		{[]string{`\bfoo\b`}, "a xfoox", 3, Matched},
-		{[]string{`(a|aa)*b`}, "aaaa", 0, Open},
-		{[]string{`x`, `(?i)yz`}, "aaYZ", 2, Matched},
+		{[]string{`\bfoo\b`}, "a xfoox", "window 3-6"},
+		{[]string{`(a|aa)*b`}, "aaaa", "open 0"},
+		{[]string{`x`, `(?i)yz`}, "aaYZ", "window 2-4"},
 		// Invalid is over-approximated as any byte >= 0x80.
-		{[]string{`<[^>]{2}>`}, "<\xff\xfe>", 0, Matched},
-		{[]string{`é`}, "caf\xc3\xa9", 3, Matched},
+		{[]string{`<[^>]{2}>`}, "<\xff\xfe>", "window 0-4"},
+		{[]string{`é`}, "caf\xc3\xa9", "window 3-5"},
 	}
 	for _, tt := range tests {
 		for _, noClasses := range []bool{false, true} {
-			d := New(mustNFA(t, tt.pats...), Config{NoClasses: noClasses})
+			d := New(nfatest.New(t, tt.pats...), Config{NoClasses: noClasses})
 			c := d.NewCache()
 			for range 2 { // cold, then warm cache
-				off, st := c.Scan([]byte(tt.body), 1<<20)
-				if off != tt.off || st != tt.status {
-					t.Errorf("%q on %q (noClasses=%v): got %d %v, want %d %v", tt.pats, tt.body, noClasses, off, st, tt.off, tt.status)
+				win, found, off, st := scanFirst(c, []byte(tt.body), Idle, 0, 1<<20)
+				got := fmt.Sprintf("%v %d", st, off)
+				if found {
+					got = fmt.Sprintf("window %d-%d", win.Start, win.End)
+				}
+				if got != tt.want {
+					t.Errorf("%q on %q (noClasses=%v): got %s, want %s", tt.pats, tt.body, noClasses, got, tt.want)
 				}
 			}
 		}
@@ -86,14 +83,14 @@ func TestCanMatchEmpty(t *testing.T) {
 		{[]string{"a"}, false}, {[]string{"a*"}, true}, {[]string{"a", `\b`}, true},
 		{[]string{"^$"}, true}, {[]string{"a|b?"}, true}, {[]string{"a+"}, false},
 	} {
-		if got := New(mustNFA(t, tt.pats...), Config{}).CanMatchEmpty(); got != tt.want {
+		if got := New(nfatest.New(t, tt.pats...), Config{}).CanMatchEmpty(); got != tt.want {
 			t.Errorf("%q: CanMatchEmpty = %v, want %v", tt.pats, got, tt.want)
 		}
 	}
 }
 
 // TestScanSound checks the over-approximation on random rules and bodies:
-// no real match may start before the offset Scan returns, and NoMatch means
+// no real match may start before the offset a scan returns, and NoMatch means
 // Go's regexp finds nothing. A tiny cache budget forces clears and give-ups.
 func TestScanSound(t *testing.T) {
 	atoms := []string{"a", "b", "ab", "[a-c]", "[^a]", ".", `\b`, "^", "$", "x|y", "é", "(?i)k", `\B`, "[0-9]{2}"}
@@ -107,15 +104,15 @@ func TestScanSound(t *testing.T) {
 		if iter%3 == 0 {
 			cfg = Config{CacheBytes: 1, MaxClears: 1 + r.IntN(3)}
 		}
-		d := New(mustNFA(t, pats...), cfg)
+		d := New(nfatest.New(t, pats...), cfg)
 		if d.CanMatchEmpty() {
 			continue
 		}
 		c := d.NewCache()
-		off, st := c.Scan([]byte(body), 1<<20)
+		_, _, off, st := scanFirst(c, []byte(body), Idle, 0, 1<<20)
 		first := firstMatchStart(pats, body)
 		if first >= 0 && first < off {
-			t.Fatalf("%q on %q: real match at %d before Scan offset %d (%v)", pats, body, first, off, st)
+			t.Fatalf("%q on %q: real match at %d before scan offset %d (%v)", pats, body, first, off, st)
 		}
 		if st == NoMatch && (first >= 0 || off != len(body)) {
 			t.Fatalf("%q on %q: NoMatch but match at %d", pats, body, first)
@@ -123,10 +120,10 @@ func TestScanSound(t *testing.T) {
 	}
 }
 
-// scanSimple is ScanFrom (ws == nil) and ScanWindows (ws != nil) as one
-// checked step per byte: the window start tracked on every step, the
-// window length checked after every step (the exact Long), no speculative
-// chain. TestScanMatchesSimple and FuzzScan hold the fast loops to it.
+// scanSimple is ScanWindows as one checked step per byte: the window start
+// tracked on every step, the window length checked after every step (the
+// exact Long), no speculative chain. TestScanMatchesSimple and FuzzScan
+// hold the fast loops to it.
 func scanSimple(c *Cache, b []byte, s StateID, w0, maxWindow int, ws []Window) ([]Window, int, Status) {
 	if c.gaveUp {
 		return ws, w0, GaveUp
@@ -153,10 +150,6 @@ func scanSimple(c *Cache, b []byte, s StateID, w0, maxWindow int, ws []Window) (
 			}
 		}
 		if t&tagMatch != 0 {
-			if ws == nil {
-				c.matchAt = i + 1
-				return ws, w, Matched
-			}
 			ws = append(ws, Window{w, i + 1})
 			t &^= tagMatch
 		}
@@ -164,7 +157,7 @@ func scanSimple(c *Cache, b []byte, s StateID, w0, maxWindow int, ws []Window) (
 		if s != Idle && i+1-w > maxWindow {
 			return ws, w, Long
 		}
-		if len(ws) == cap(ws) && ws != nil {
+		if len(ws) == cap(ws) {
 			c.open, c.resumeStart = s, w
 			return ws, i + 1, Full
 		}
@@ -176,7 +169,7 @@ func scanSimple(c *Cache, b []byte, s StateID, w0, maxWindow int, ws []Window) (
 	return ws, n, NoMatch
 }
 
-// TestScanMatchesSimple compares ScanFrom with scanSimple on random rules
+// TestScanMatchesSimple compares ScanWindows with scanSimple on random rules
 // and bodies (long enough for the speculative chain), walking each body as
 // the fast path does, with small window limits (Long), tiny caches
 // (clears, give-ups) and windows carried across a cut.
@@ -194,7 +187,7 @@ func TestScanMatchesSimple(t *testing.T) {
 			cfg = Config{CacheBytes: 1, MaxClears: 1 + r.IntN(5)}
 		}
 		maxWindow := []int{1, 6, 9, 17, 40, 1 << 20}[r.IntN(6)]
-		d := New(mustNFA(t, pats...), cfg)
+		d := New(nfatest.New(t, pats...), cfg)
 		if d.CanMatchEmpty() {
 			continue
 		}
@@ -206,12 +199,12 @@ func TestScanMatchesSimple(t *testing.T) {
 	}
 }
 
-// compareScans walks body[:cut] and then body[cut:] as the fast path does —
-// after Matched or Long one byte past the window start, an Open window
-// carried into the second piece with ScanFrom — with ScanFrom and
-// scanSimple on two caches of d, and fails on the first difference in
-// status, offset, match position or open state. It returns the syncs of the
-// speculative chain.
+// compareScans walks body[:cut] and then body[cut:] scan by scan, each
+// stopped at its first match window (scanFirst) — after a window or Long
+// one byte past the window start, an Open window carried into the second
+// piece — with ScanWindows and scanSimple on two caches of d, and fails on
+// the first difference in window, status, offset or open state. It returns
+// the syncs of the speculative chain.
 func compareScans(t *testing.T, d *DFA, pats []string, body []byte, cut, maxWindow int) int {
 	t.Helper()
 	fast, simple := d.NewCache(), d.NewCache()
@@ -219,28 +212,32 @@ func compareScans(t *testing.T, d *DFA, pats []string, body []byte, cut, maxWind
 	sfast, ssimple, held := Idle, Idle, 0
 	for k, piece := range pieces {
 		for i := 0; i <= len(piece); {
-			off, st := fast.ScanFrom(piece[i:], sfast, -held, maxWindow)
-			_, wantOff, wantSt := scanSimple(simple, piece[i:], ssimple, -held, maxWindow, nil)
+			win, found, off, st := scanFirst(fast, piece[i:], sfast, -held, maxWindow)
+			ws, wantOff, wantSt := scanSimple(simple, piece[i:], ssimple, -held, maxWindow, make([]Window, 0, 1))
+			var wantWin Window
+			if wantFound := len(ws) > 0; wantFound {
+				wantWin, wantOff = ws[0], ws[0].Start
+			}
 			if st == GaveUp || wantSt == GaveUp {
 				// The speculative chain builds states of its own, so a
 				// tiny budget runs out at other places: each result may
 				// only claim bytes the other does not contradict.
 				if (st == GaveUp && wantSt != GaveUp && wantOff < off) || (wantSt == GaveUp && st != GaveUp && off < wantOff) {
-					t.Fatalf("%q on %q cut at %d, piece %d from %d (maxWindow %d): ScanFrom = %d %v, simple = %d %v",
+					t.Fatalf("%q on %q cut at %d, piece %d from %d (maxWindow %d): ScanWindows = %d %v, simple = %d %v",
 						pats, body, cut, k, i, maxWindow, off, st, wantOff, wantSt)
 				}
 				return fast.Stats().Syncs
 			}
-			if off != wantOff || st != wantSt || (st == Matched && fast.MatchAt() != simple.MatchAt()) ||
+			if off != wantOff || st != wantSt || win != wantWin ||
 				(st == Open && !slices.Equal(stateSet(fast, fast.OpenState()), stateSet(simple, simple.OpenState()))) {
-				t.Fatalf("%q on %q cut at %d, piece %d from %d (maxWindow %d, carried %d bytes): ScanFrom = %d %v (matchAt %d), simple = %d %v (matchAt %d)",
-					pats, body, cut, k, i, maxWindow, held, off, st, fast.MatchAt(), wantOff, wantSt, simple.MatchAt())
+				t.Fatalf("%q on %q cut at %d, piece %d from %d (maxWindow %d, carried %d bytes): ScanWindows = %v %d %v, simple = %v %d %v",
+					pats, body, cut, k, i, maxWindow, held, win, off, st, wantWin, wantOff, wantSt)
 			}
 			sfast, ssimple, held = Idle, Idle, 0
 			if st == Open && k == 0 {
 				sfast, ssimple, held = fast.OpenState(), simple.OpenState(), len(piece)-(i+off)
 			}
-			if off < 0 || (st != Matched && st != Long) {
+			if off < 0 || (!found && st != Long) {
 				break
 			}
 			i += off + 1
@@ -259,7 +256,7 @@ func checkIndex(t *testing.T, c *Cache) {
 	t.Helper()
 	for key, id := range c.index {
 		want := []byte{0}
-		if id.IsMatch() {
+		if id&tagMatch != 0 {
 			want[0] = 1
 		}
 		idx := id.row() / c.d.stride
@@ -327,7 +324,7 @@ func compareWindowScans(t *testing.T, d *DFA, pats []string, body []byte, cut, m
 func stateSet(c *Cache, id StateID) []nfa.StateID {
 	idx := id.row() / c.d.stride
 	set := slices.Clone(c.setData[c.setStart[idx]:c.setStart[idx+1]])
-	if id.IsMatch() {
+	if id&tagMatch != 0 {
 		set = append(set, ^nfa.StateID(0))
 	}
 	return set

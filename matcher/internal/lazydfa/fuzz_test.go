@@ -3,9 +3,11 @@ package lazydfa
 import (
 	"math/rand/v2"
 	"testing"
+
+	"github.com/streamsub/streamsub/matcher/internal/nfatest"
 )
 
-// FuzzScan holds ScanFrom and ScanWindows (unrolled loops, speculative
+// FuzzScan holds ScanWindows (unrolled loops, speculative
 // chain) to scanSimple on fuzzed rules, bodies, cuts, window limits and
 // window buffer sizes; see compareScans and compareWindowScans. Each body byte picks a piece of a small alphabet of the
 // rules' bytes, and the body is repeated so that it is long enough for the
@@ -24,7 +26,7 @@ func FuzzScan(f *testing.F) {
 		if tiny {
 			cfg = Config{CacheBytes: 1, MaxClears: 1 + int(seed%5)}
 		}
-		d := New(mustNFA(t, pats...), cfg)
+		d := New(nfatest.New(t, pats...), cfg)
 		if d.CanMatchEmpty() {
 			return
 		}

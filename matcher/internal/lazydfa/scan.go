@@ -9,7 +9,7 @@ import (
 //
 // A table-driven DFA step is one load whose address depends on the previous
 // load: the loop runs at the latency of that chain (~4 cycles per byte
-// here), not at the CPU's width. ScanFrom therefore runs a second,
+// here), not at the CPU's width. A scan therefore runs a second,
 // speculative chain when it can: B starts Idle specGap bytes ahead of the
 // true scan A and the two step in lockstep, so that both loads are in
 // flight at once. B is right from the first position p >= its start where
@@ -20,8 +20,8 @@ import (
 // then jumps to B's position and state (the "sync"), and a new B starts
 // ahead. B stops where its own window would outgrow maxWindow (so the
 // windows A jumps over were checked). It goes through its first match state
-// in ScanWindows (A adopts that window if it syncs before reaching it: B's
-// window start is exact after the sync point) and stalls on any other; it
+// (A adopts that window if it syncs before reaching it: B's window start is
+// exact after the sync point) and stalls on any other; it
 // builds a missing state only when that needs no cache clear, since a
 // clear would kill A's state ID; a clear by A drops B. Results are those of
 // the one-chain loop (TestScanMatchesSimple, FuzzScan); only the order in
@@ -39,13 +39,39 @@ const (
 	noSpec = math.MaxInt
 )
 
-// Scan runs the DFA over b, starting Idle (no live thread before b[0]).
-// It returns NoMatch with len(b) when b holds no match and leaves no thread
-// alive; otherwise the offset in b where the decisive window opened, with
-// Matched, Open, Long (the window grew longer than maxWindow bytes before
-// reaching a match state; detected exactly, on the byte that made it
-// maxWindow+1 long) or GaveUp (see Status). Bytes before the returned
-// offset provably take part in no match.
+// spec is the speculative chain B of a scan: started Idle at start (noSpec:
+// there is no chain), it is in state s before b[i], in a window that opened
+// at w. It is live while it can still step.
+type spec struct {
+	start, i, w int
+	s           StateID
+	live        bool
+	// matchEnd > 0: B went through a match state at matchEnd, in the
+	// window that opened at matchStart (once per chain): A adopts that
+	// window if it syncs before passing matchEnd.
+	matchEnd, matchStart int
+}
+
+// ScanWindows runs the DFA over b from state s (Idle, or the OpenState of
+// the previous scan), where w0 is the offset in b at which the window open
+// in s started (<= 0: before b; 0 when s is Idle). It appends a Window to
+// ws for every transition into a match state and scans on, so that one
+// call covers many matches (and the speculative chain survives them). It
+// returns ws and NoMatch with len(b) when the rest of b holds no match and
+// leaves no thread alive; otherwise the offset in b where the decisive
+// window opened, with Open, Long (the window grew longer than maxWindow
+// bytes before reaching a match state; detected exactly, on the byte that
+// made it maxWindow+1 long) or GaveUp (see Status); or Full with the
+// offset where it stopped when ws reached its capacity:
+// ScanWindows(b[off:], OpenState(), ResumeStart()-off, ...) goes on from
+// there. Bytes outside the windows and before the returned offset
+// provably take part in no match; returned offsets below 0 name the
+// carried window.
+//
+// Continuing through a match over-approximates no less than restarting
+// after it: the state holds the threads that started inside the match as
+// well, a superset, so a caller that resolves a window's match and moves on
+// to its end may use the later windows, clipped to that end.
 //
 // The hot loops treat Idle as an ordinary state, so that windows opening
 // and closing every few bytes (word-shaped rules over text) cost nothing,
@@ -55,44 +81,6 @@ const (
 // head has to test for it. When a single byte can start a match, Idle skips
 // ahead with bytes.IndexByte (the prefilter); otherwise a long input is
 // scanned with two chains (see the top of this file).
-func (c *Cache) Scan(b []byte, maxWindow int) (int, Status) {
-	return c.ScanFrom(b, Idle, 0, maxWindow)
-}
-
-// OpenState returns, after Scan or ScanFrom returned Open, the state the
-// DFA was in at the end of the input: ScanFrom continues the open window
-// from it over the next input. It stays valid until the next scan.
-func (c *Cache) OpenState() StateID { return c.open }
-
-// ScanFrom is Scan continuing a window (the fast path uses ScanWindows;
-// Scan and ScanFrom are its one-window form, for the tests and
-// BenchmarkScan): the DFA starts in state s (Idle, or
-// the OpenState of the previous scan), and w0 is the offset in b where the
-// window open in s started (<= 0: before b; 0 when s is Idle). Returned
-// offsets below 0 name that carried window; an offset >= 0 (or NoMatch)
-// means the carried window closed without reaching a match state.
-func (c *Cache) ScanFrom(b []byte, s StateID, w0, maxWindow int) (int, Status) {
-	_, off, st := c.scan(b, s, w0, maxWindow, nil)
-	return off, st
-}
-
-// Window is a window of a scan that reached a match state: every match
-// that ends at End starts in [Start, End) (offsets in the scanned input;
-// Start < 0 for a window carried into it).
-type Window struct{ Start, End int }
-
-// ScanWindows is ScanFrom that does not stop at match states: it appends
-// a Window to ws for every transition into a match state and scans on, so
-// that one call covers many matches (and the speculative chain survives
-// them). It returns ws and, as ScanFrom, NoMatch, Open, Long or GaveUp
-// (the windows before are valid), or Full with the offset where it stopped
-// when ws reached its capacity: ScanWindows(b[off:], OpenState(),
-// ResumeStart()-off, ...) goes on from there.
-//
-// Continuing through a match over-approximates no less than restarting
-// after it: the state holds the threads that started inside the match as
-// well, a superset, so a caller that resolves a window's match and moves on
-// to its end may use the later windows, clipped to that end.
 func (c *Cache) ScanWindows(b []byte, s StateID, w0, maxWindow int, ws []Window) ([]Window, int, Status) {
 	if cap(ws) == 0 {
 		ws = make([]Window, 0, 16)
@@ -100,12 +88,8 @@ func (c *Cache) ScanWindows(b []byte, s StateID, w0, maxWindow int, ws []Window)
 	return c.scan(b, s, w0, maxWindow, ws[:0])
 }
 
-// ResumeStart returns, after ScanWindows returned Full, the offset in its
-// input where the window open at the stop started.
-func (c *Cache) ResumeStart() int { return c.resumeStart }
-
-// scan is ScanFrom (ws == nil: stop at the first match state) and
-// ScanWindows (ws != nil).
+// scan is ScanWindows with a window buffer. (Apart, the loop compiles to
+// 3 % fewer instructions: callgrind, BenchmarkMatchCost body=defused.)
 func (c *Cache) scan(b []byte, s StateID, w0, maxWindow int, ws []Window) ([]Window, int, Status) {
 	if c.gaveUp {
 		return ws, w0, GaveUp
@@ -121,14 +105,9 @@ func (c *Cache) scan(b []byte, s StateID, w0, maxWindow int, ws []Window) ([]Win
 	// steps: s == Idle implies w == i.
 	w, i := w0, 0
 	// B, the speculative chain (pf == nil only: with a prefilter, Idle
-	// skips instead): started Idle at mb (noSpec: no chain), state sb
-	// before b[ib], window start wb; live while it can still step.
-	spec := pf == nil && n >= 4*specGap
-	mb, ib, wb, sb, live := noSpec, 0, 0, Idle, false
-	// bm > 0: B went through a match state at bm with window start bw (in
-	// ScanWindows only, once per chain): A adopts that window if it
-	// syncs before passing bm.
-	bm, bw := -1, 0
+	// skips instead).
+	speculate := pf == nil && n >= 4*specGap
+	sp := spec{start: noSpec}
 	clears := c.clears
 	for i < n {
 		if s == Idle && pf != nil {
@@ -147,32 +126,34 @@ func (c *Cache) scan(b []byte, s StateID, w0, maxWindow int, ws []Window) ([]Win
 		if s != Idle && w+maxWindow+1 < lim {
 			lim = w + maxWindow + 1
 		}
-		if spec && mb == noSpec && n-i >= 2*specGap {
-			mb, ib, wb, sb, live, bm = i+specGap, i+specGap, i+specGap, Idle, true, -1
+		if speculate && sp.start == noSpec && n-i >= 2*specGap {
+			sp = spec{start: i + specGap, i: i + specGap, w: i + specGap, s: Idle, live: true, matchEnd: -1}
 		}
 		tp := unsafe.Pointer(unsafe.SliceData(trans))
 		careful := true
 		limB := n
-		if live {
+		if sp.live {
 			// B stops where its own window would grow past maxWindow, as
 			// A does at lim: after a sync its windows are the true ones.
-			if maxWindow < n-ib {
-				limB = ib + maxWindow
+			if maxWindow < n-sp.i {
+				limB = sp.i + maxWindow
 			}
-			if sb != Idle && wb+maxWindow+1 < limB {
-				limB = wb + maxWindow + 1
+			if sp.s != Idle && sp.w+maxWindow+1 < limB {
+				limB = sp.w + maxWindow + 1
 			}
-			if min(lim, limB-(ib-i))-i < 4 {
-				live = false // B stalls: at the end, or its window is too long
+			if min(lim, limB-(sp.i-i))-i < 4 {
+				sp.live = false // B stalls: at the end, or its window is too long
 			}
 		}
-		if live {
-			// Lockstep: A over b[i:], B over b[ib:], ib-i fixed, so B's
-			// bytes are at bq+i and its window start is tracked relative
-			// to i (wr); both conditional moves share the offset i+k.
-			d := ib - i
+		if sp.live {
+			// Lockstep: A over b[i:], B over b[sp.i:], sp.i-i fixed, so
+			// B's bytes are at bq+i and its window start is tracked
+			// relative to i (wr); both conditional moves share the offset
+			// i+k. B's state is in sb, its start in mb.
+			d := sp.i - i
 			bq := unsafe.Add(bp, d)
-			wr := wb - d
+			wr := sp.w - d
+			sb, mb := sp.s, sp.start
 			limA := min(lim, limB-d)
 			for i+4 <= limA {
 				a0 := load(tp, s, cls[*(*byte)(unsafe.Add(bp, i))])
@@ -211,7 +192,7 @@ func (c *Cache) scan(b []byte, s StateID, w0, maxWindow int, ws []Window) ([]Win
 					break // A was Idle at or after B's start: sync below
 				}
 			}
-			ib, wb = i+d, wr+d
+			sp.i, sp.w, sp.s = i+d, wr+d, sb
 			if w < mb && i+4 <= lim && trans[s.row()+int(cls[b[i]])] < tagMatch {
 				// A is free to go on: B stopped, on its limit (the next
 				// round sets a new one or stalls it) or on its tagged
@@ -221,24 +202,25 @@ func (c *Cache) scan(b []byte, s StateID, w0, maxWindow int, ws []Window) ([]Win
 				// visits. On a match state, or without room, B stalls.
 				careful = false
 				if i+4 <= limA {
-					t := trans[sb.row()+int(cls[b[ib]])]
+					t := trans[sp.s.row()+int(cls[b[sp.i]])]
 					if t == Unknown {
-						t, _ = c.step(sb, b[ib], false)
+						t, _ = c.step(sp.s, b[sp.i], failIfFull)
 						trans = c.trans
 					}
-					if t&tagMatch != 0 && ws != nil && bm < 0 {
-						bm, bw = ib+1, wb // B goes through its first match state
-						sb, ib = t&^tagMatch, ib+1
+					if t&tagMatch != 0 && sp.matchEnd < 0 {
+						sp.matchEnd, sp.matchStart = sp.i+1, sp.w // B goes through its first match state
+						sp.s, sp.i = t&^tagMatch, sp.i+1
 					} else if t >= tagMatch {
-						live = false
+						sp.live = false
 					}
 				}
 			}
 		} else {
 			// A alone, up to B's position if B stalled.
 			end := lim
+			mb := sp.start
 			if mb != noSpec {
-				end = min(lim, ib)
+				end = min(lim, sp.i)
 			}
 			for i+8 <= end {
 				if pf != nil && s == Idle {
@@ -297,26 +279,26 @@ func (c *Cache) scan(b []byte, s StateID, w0, maxWindow int, ws []Window) ([]Win
 				}
 			}
 		}
-		if mb != noSpec {
-			if w >= mb {
+		if sp.start != noSpec {
+			if w >= sp.start {
 				// Sync: A's run from w on is B's, with B's match window
 				// if A has not reached it (unless it would fill ws: then
 				// A goes on alone, so that Full stops right after it).
-				if i <= ib && (bm <= i || len(ws)+1 < cap(ws)) {
-					if bm > i {
-						ws = append(ws, Window{bw, bm})
+				if i <= sp.i && (sp.matchEnd <= i || len(ws)+1 < cap(ws)) {
+					if sp.matchEnd > i {
+						ws = append(ws, Window{sp.matchStart, sp.matchEnd})
 					}
-					s, i, w = sb, ib, wb
+					s, i, w = sp.s, sp.i, sp.w
 					c.syncs++
 				}
-				mb, live = noSpec, false
+				sp = spec{start: noSpec}
 				if s != Idle && i-w > maxWindow {
 					return ws, w, Long
 				}
 				continue
 			}
-			if i >= ib { // A caught up with a stalled B
-				mb, live = noSpec, false
+			if i >= sp.i { // A caught up with a stalled B
+				sp = spec{start: noSpec}
 			}
 		}
 		if s != Idle && i-w > maxWindow {
@@ -340,14 +322,10 @@ func (c *Cache) scan(b []byte, s StateID, w0, maxWindow int, ws []Window) ([]Win
 				trans = c.trans
 				if c.clears != clears { // B's state died with the cache
 					clears = c.clears
-					mb, live = noSpec, false
+					sp = spec{start: noSpec}
 				}
 			}
 			if t&tagMatch != 0 {
-				if ws == nil {
-					c.matchAt = i + 1
-					return ws, w, Matched
-				}
 				ws = append(ws, Window{w, i + 1})
 				t &^= tagMatch // the same row: scan on from it
 			}
@@ -360,7 +338,7 @@ func (c *Cache) scan(b []byte, s StateID, w0, maxWindow int, ws []Window) ([]Win
 		if s != Idle && i-w > maxWindow {
 			return ws, w, Long
 		}
-		if len(ws) == cap(ws) && ws != nil {
+		if len(ws) == cap(ws) {
 			c.open, c.resumeStart = s, w
 			return ws, i, Full
 		}
@@ -371,6 +349,20 @@ func (c *Cache) scan(b []byte, s StateID, w0, maxWindow int, ws []Window) ([]Win
 	}
 	return ws, n, NoMatch
 }
+
+// OpenState returns, after a scan returned Open or Full, the state the
+// DFA was in at the end of the input (at the stop): the next scan
+// continues the open window from it. It stays valid until the next scan.
+func (c *Cache) OpenState() StateID { return c.open }
+
+// Window is a window of a scan that reached a match state: every match
+// that ends at End starts in [Start, End) (offsets in the scanned input;
+// Start < 0 for a window carried into it).
+type Window struct{ Start, End int }
+
+// ResumeStart returns, after ScanWindows returned Full, the offset in its
+// input where the window open at the stop started.
+func (c *Cache) ResumeStart() int { return c.resumeStart }
 
 // sel returns a if c, else b; written so that the compiler emits a
 // conditional move (window starts change at every word edge: a branch there

@@ -83,10 +83,7 @@ func (c *compiler) add(s State) StateID {
 		c.tooBig = true
 		return 0
 	}
-	switch s.Kind {
-	case KindLook:
-		c.n.looks |= s.Look
-	case KindInvalid:
+	if s.Kind == KindInvalid {
 		c.n.hasInvalid = true
 	}
 	c.n.states = append(c.n.states, s)

@@ -22,6 +22,15 @@ const (
 // Edge is passed as before or after to Holds at the body's start or end.
 const Edge = -1
 
+// Unknown stands for a byte that is not known yet (the byte after a
+// position at the end of the input so far), where a closure may take it
+// (LookCtx.After).
+const Unknown = -2
+
+// lookNeedsAfter are the assertions that depend on the byte after the
+// position.
+const lookNeedsAfter = LookEndLine | LookEndText | LookWordBoundary | LookNoWordBoundary
+
 // Holds reports whether every assertion in l holds at a position whose
 // preceding byte is before and following byte is after (Edge at the body's
 // start or end).
@@ -55,6 +64,49 @@ func (l Look) Holds(before, after int) bool {
 func IsWordByte(c int) bool {
 	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_'
 }
+
+// Context is all the assertions see of a byte next to a position: every
+// byte of one context gives Holds the same answer. Engines that precompute
+// per position (start closures, DFA states) key on it.
+type Context uint8
+
+// Contexts.
+const (
+	CtxEdge    Context = iota // no byte: the body's start or end
+	CtxNewline                // '\n'
+	CtxWord                   // [0-9A-Za-z_]
+	CtxOther                  // any other byte
+	NumContexts
+)
+
+// contextOf is the context of each byte value.
+var contextOf = func() (t [256]Context) {
+	for c := range t {
+		switch {
+		case c == '\n':
+			t[c] = CtxNewline
+		case IsWordByte(c):
+			t[c] = CtxWord
+		default:
+			t[c] = CtxOther
+		}
+	}
+	return t
+}()
+
+// ContextOf returns the context of c, a byte value or Edge.
+func ContextOf(c int) Context {
+	if c < 0 {
+		return CtxEdge
+	}
+	return contextOf[c&0xFF]
+}
+
+// contextBytes holds a byte of each context.
+var contextBytes = [NumContexts]int{Edge, '\n', 'a', ' '}
+
+// Byte returns a byte of context x (Edge for CtxEdge), to pass to Holds.
+func (x Context) Byte() int { return contextBytes[x%NumContexts] }
 
 var lookNames = []struct {
 	l    Look

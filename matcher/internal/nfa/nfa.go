@@ -31,6 +31,13 @@
 // that record a rule-local slot (2*group, 2*group+1; group 0 is the whole
 // match); engines that need no captures treat them as plain epsilons.
 //
+// Every engine runs the NFA with the primitives of this package, so that
+// they decide Invalid bytes and assertions alike: State.Step (what a
+// consuming state accepts), Walker (epsilon closures in priority order,
+// their Look states decided from a LookCtx, capture Slots tracked on
+// request), StateSet, and Context (what assertions see of a neighbouring
+// byte, for engines that precompute per context).
+//
 // An NFA is immutable after New and safe for concurrent use.
 package nfa
 
@@ -106,7 +113,6 @@ type NFA struct {
 	states     []State
 	start      StateID
 	rules      []RuleInfo
-	looks      Look // union of all Look assertions used
 	hasInvalid bool
 }
 
@@ -128,9 +134,6 @@ func (n *NFA) NumRules() int { return len(n.rules) }
 
 // Rule returns the description of rule r.
 func (n *NFA) Rule(r RuleID) RuleInfo { return n.rules[r] }
-
-// Looks returns the set of assertions used anywhere in the NFA.
-func (n *NFA) Looks() Look { return n.looks }
 
 // HasInvalid reports whether some state is of kind Invalid, i.e. whether a
 // rule can match invalid UTF-8 bytes.

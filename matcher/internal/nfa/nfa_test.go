@@ -38,14 +38,10 @@ func anchoredEnds(n *NFA, b []byte) [][]bool {
 	for r := range ends {
 		ends[r] = make([]bool, len(b)+1)
 	}
-	cur := map[StateID]bool{}
-	var closure func(set map[StateID]bool, s StateID, p int)
-	closure = func(set map[StateID]bool, s StateID, p int) {
-		if set[s] {
-			return
-		}
-		set[s] = true
-		st := n.State(s)
+	// The closures use the engines' Walker, with a fresh Seen per state
+	// (no thread owns another's states here); the steps their State.Step.
+	w := NewWalker(n)
+	closure := func(set map[StateID]bool, s StateID, p int) {
 		before, after := Edge, Edge
 		if p > 0 {
 			before = int(b[p-1])
@@ -53,42 +49,23 @@ func anchoredEnds(n *NFA, b []byte) [][]bool {
 		if p < len(b) {
 			after = int(b[p])
 		}
-		switch st.Kind {
-		case KindUnion:
-			for _, a := range st.Alts {
-				closure(set, a, p)
+		w.Reset(LookCtx{Before: before, After: after})
+		w.Closure(Thread{ID: s}, nil)
+		for _, t := range w.Out {
+			set[t.ID] = true
+			if st := n.State(t.ID); st.Kind == KindMatch {
+				ends[st.Rule][p] = true
 			}
-		case KindCapture:
-			closure(set, st.Next, p)
-		case KindLook:
-			if st.Look.Holds(before, after) {
-				closure(set, st.Next, p)
-			}
-		case KindMatch:
-			ends[st.Rule][p] = true
 		}
 	}
+	cur := map[StateID]bool{}
 	closure(cur, n.Start(), 0)
 	for p := 0; p < len(b); p++ {
 		next := map[StateID]bool{}
+		l, _ := UnitLen(b[p:], true)
 		for s := range cur {
-			st := n.State(s)
-			c := b[p]
-			switch st.Kind {
-			case KindRange:
-				if st.Lo <= c && c <= st.Hi {
-					closure(next, st.Next, p+1)
-				}
-			case KindSparse:
-				for _, tr := range st.Trans {
-					if tr.Lo <= c && c <= tr.Hi {
-						closure(next, tr.Next, p+1)
-					}
-				}
-			case KindInvalid:
-				if l, ok := UnitLen(b[p:], true); ok && l == 1 && c >= utf8.RuneSelf {
-					closure(next, st.Next, p+1)
-				}
+			if succ := n.State(s).Step(int(b[p]), IsInvalidUnit(int(b[p]), l)); succ != 0 {
+				closure(next, succ, p+1)
 			}
 		}
 		cur = next

@@ -2,6 +2,13 @@ package nfa
 
 import "unicode/utf8"
 
+// Whether bytes passed to UnitLen (and to the engines' searches) end at
+// the body's end, named for call sites.
+const (
+	MoreInput = false // more body bytes may follow
+	AtEOF     = true  // the bytes end at the body's end
+)
+
 // UnitLen returns the length of the unit that begins at b[0] in a decoding
 // of the body like utf8.DecodeRune (Go's regexp input): 1 for an ASCII byte
 // and for a byte that begins no valid UTF-8 sequence (lone continuation

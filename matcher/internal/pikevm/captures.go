@@ -7,24 +7,14 @@ import (
 )
 
 // capScratch is the scratch of the capture pass, allocated on first use
-// and grown (rarely) for a rule with more groups; then reused.
+// and grown (rarely) for a rule with more groups; then reused. Its
+// closures use the VM's walker.
 type capScratch struct {
 	nslots    int
-	set       sparseSet
-	cur, next []nfa.StateID
-	curSlots  []int // thread i of cur owns curSlots[i*nslots:(i+1)*nslots]
+	cur       []thread // threads at the current position; the next ones go to the walker's Out
+	curSlots  []int    // thread i of cur owns curSlots[i*nslots:(i+1)*nslots]
 	nextSlots []int
 	scratch   []int
-	stack     []capFrame
-}
-
-// capFrame is a closure DFS frame: explore id, or restore a slot's old
-// value once the subtree below a Capture state is done.
-type capFrame struct {
-	id      nfa.StateID
-	restore bool
-	slot    uint32
-	val     int
 }
 
 // Captures computes the capture groups of a final match of rule r. hay
@@ -56,14 +46,13 @@ func (m *VM) Captures(dst []int, r nfa.RuleID, hay []byte, end int, before int, 
 	for i := range cs.scratch[:ns] {
 		cs.scratch[i] = -1
 	}
-	cs.set.clear()
-	cs.cur = cs.cur[:0]
-	cs.curSlots = cs.curSlots[:0]
-	m.capClosure(cs, &cs.cur, &cs.curSlots, info.Start, 0, before, at(0))
+	m.walk.Reset(nfa.LookCtx{Before: before, After: at(0)})
+	cs.curSlots = m.capClosure(cs, cs.curSlots[:0], info.Start, 0)
+	cs.cur, m.walk.Out = m.walk.Out, cs.cur[:0]
 	for p := 0; ; p++ {
 		if p == end {
-			for i, id := range cs.cur {
-				if m.p.states[id].Kind == nfa.KindMatch {
+			for i, t := range cs.cur {
+				if m.p.states[t.ID].Kind == nfa.KindMatch {
 					return append(dst, cs.curSlots[i*ns:(i+1)*ns]...)
 				}
 			}
@@ -77,40 +66,20 @@ func (m *VM) Captures(dst []int, r nfa.RuleID, hay []byte, end int, before int, 
 		if c >= 0x80 && m.p.hasInvalid {
 			unit, _ = nfa.UnitLen(hay[p:], atEOF)
 		}
-		cs.set.clear()
-		cs.next = cs.next[:0]
+		invalid := nfa.IsInvalidUnit(c, unit)
+		m.walk.Reset(nfa.LookCtx{Before: c, After: at(p + 1)})
 		cs.nextSlots = cs.nextSlots[:0]
-	step:
-		for i, id := range cs.cur {
-			st := &m.p.states[id]
-			next := nfa.StateID(0)
-			switch st.Kind {
-			case nfa.KindMatch:
-				break step // cut lower-priority threads
-			case nfa.KindRange:
-				if int(st.Lo) <= c && c <= int(st.Hi) {
-					next = st.Next
-				}
-			case nfa.KindSparse:
-				for _, tr := range st.Trans {
-					if c <= int(tr.Hi) {
-						if int(tr.Lo) <= c {
-							next = tr.Next
-						}
-						break
-					}
-				}
-			case nfa.KindInvalid:
-				if c >= 0x80 && unit == 1 {
-					next = st.Next
-				}
+		for i, t := range cs.cur {
+			st := &m.p.states[t.ID]
+			if st.Kind == nfa.KindMatch {
+				break // cut lower-priority threads
 			}
-			if next != 0 {
+			if next := st.Step(c, invalid); next != 0 {
 				copy(cs.scratch[:ns], cs.curSlots[i*ns:(i+1)*ns])
-				m.capClosure(cs, &cs.next, &cs.nextSlots, next, p+1, c, at(p+1))
+				cs.nextSlots = m.capClosure(cs, cs.nextSlots, next, p+1)
 			}
 		}
-		cs.cur, cs.next = cs.next, cs.cur
+		cs.cur, m.walk.Out = m.walk.Out, cs.cur[:0]
 		cs.curSlots, cs.nextSlots = cs.nextSlots, cs.curSlots
 	}
 }
@@ -120,68 +89,22 @@ func (m *VM) capScratchFor(ns int) *capScratch {
 		return m.caps
 	}
 	n := m.p.nfa.Len()
-	edges := 1
-	for i := 0; i < n; i++ {
-		edges += len(m.p.states[i].Alts) + 2
-	}
 	m.caps = &capScratch{
 		nslots:    ns,
-		set:       newSparseSet(n),
-		cur:       make([]nfa.StateID, 0, n),
-		next:      make([]nfa.StateID, 0, n),
+		cur:       make([]thread, 0, n),
 		curSlots:  make([]int, 0, n*ns),
 		nextSlots: make([]int, 0, n*ns),
 		scratch:   make([]int, ns),
-		stack:     make([]capFrame, 0, edges),
 	}
 	return m.caps
 }
 
-// capClosure is closure with capture slots: cs.scratch holds the slots of
-// the thread being followed; each consuming or match state reached gets a
-// copy of them.
-func (m *VM) capClosure(cs *capScratch, list *[]nfa.StateID, slots *[]int, id nfa.StateID, p int, before, after int) {
-	ns := cs.nslots
-	stack := append(cs.stack[:0], capFrame{id: id})
-	for len(stack) > 0 {
-		f := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		if f.restore {
-			cs.scratch[f.slot] = f.val
-			continue
-		}
-		id := f.id
-		for {
-			if !cs.set.insert(id) {
-				break
-			}
-			st := &m.p.states[id]
-			switch st.Kind {
-			case nfa.KindUnion:
-				for j := len(st.Alts) - 1; j > 0; j-- {
-					stack = append(stack, capFrame{id: st.Alts[j]})
-				}
-				id = st.Alts[0]
-				continue
-			case nfa.KindCapture:
-				if int(st.Slot) < ns {
-					stack = append(stack, capFrame{restore: true, slot: st.Slot, val: cs.scratch[st.Slot]})
-					cs.scratch[st.Slot] = p
-				}
-				id = st.Next
-				continue
-			case nfa.KindLook:
-				if st.Look.Holds(before, after) {
-					id = st.Next
-					continue
-				}
-			case nfa.KindFail:
-			default:
-				*list = append(*list, id)
-				*slots = append(*slots, cs.scratch[:ns]...)
-			}
-			break
-		}
-	}
-	cs.stack = stack
+// capClosure appends to the walker's Out the closure of id at position p
+// (the walker's) with capture slots: cs.scratch holds the slots of the
+// thread being followed; each consuming or match state reached gets a copy
+// of them appended to slots.
+func (m *VM) capClosure(cs *capScratch, slots []int, id nfa.StateID, p int) []int {
+	caps := nfa.Slots{Cur: cs.scratch[:cs.nslots], Pos: p, Out: slots}
+	m.walk.Closure(thread{ID: id}, &caps)
+	return caps.Out
 }

@@ -68,10 +68,7 @@ const (
 )
 
 // thread is a live thread: an NFA state and its match's start offset.
-type thread struct {
-	id    nfa.StateID
-	start int64
-}
+type thread = nfa.Thread
 
 // Prog is what every VM of one NFA shares: the NFA and the precomputed
 // start closures. It is immutable and safe for concurrent use.
@@ -80,7 +77,6 @@ type Prog struct {
 	states     []nfa.State // nfa.States()
 	start      nfa.StateID
 	hasInvalid bool
-	stackCap   int       // closure DFS stack bound: total Union fan-out + 1
 	pool       sync.Pool // *scratch of released VMs (large NFAs only)
 	// starts is the closure of the start state for each assertion context
 	// (see ctxOf).
@@ -89,10 +85,7 @@ type Prog struct {
 
 // NewProg precomputes the shared part of the VMs for n.
 func NewProg(n *nfa.NFA) *Prog {
-	p := &Prog{nfa: n, states: n.States(), start: n.Start(), hasInvalid: n.HasInvalid(), stackCap: 1}
-	for i := 0; i < n.Len(); i++ {
-		p.stackCap += len(n.State(nfa.StateID(i)).Alts) + 1
-	}
+	p := &Prog{nfa: n, states: n.States(), start: n.Start(), hasInvalid: n.HasInvalid()}
 	p.initStarts()
 	return p
 }
@@ -105,19 +98,16 @@ const poolMinStates = 512
 
 // scratch is a VM's search scratch, sized to the NFA.
 type scratch struct {
-	seeds, clist []thread
-	set          sparseSet
-	stack        []nfa.StateID
-	caps         *capScratch
+	seeds []thread
+	walk  nfa.Walker
+	caps  *capScratch
 }
 
 func (p *Prog) newScratch() *scratch {
 	n := p.nfa.Len()
 	return &scratch{
 		seeds: make([]thread, 0, n),
-		clist: make([]thread, 0, n),
-		set:   newSparseSet(n),
-		stack: make([]nfa.StateID, 0, p.stackCap),
+		walk:  nfa.NewWalker(p.nfa),
 	}
 }
 
@@ -134,7 +124,7 @@ func (p *Prog) NewVM() *VM {
 // load makes s the VM's scratch.
 func (m *VM) load(s *scratch) {
 	m.scr = s
-	m.seeds, m.clist, m.set, m.stack, m.caps = s.seeds[:0], s.clist[:0], s.set, s.stack[:0], s.caps
+	m.seeds, m.walk, m.caps = s.seeds[:0], &s.walk, s.caps
 }
 
 // acquire gives the VM scratch if it has none.
@@ -156,9 +146,9 @@ func (m *VM) Release() {
 		return
 	}
 	s := m.scr
-	s.seeds, s.clist, s.set, s.stack, s.caps = m.seeds[:0], m.clist[:0], m.set, m.stack[:0], m.caps
+	s.seeds, s.caps = m.seeds[:0], m.caps
 	m.scr = nil
-	m.seeds, m.clist, m.set, m.stack, m.caps = nil, nil, sparseSet{}, nil, nil
+	m.seeds, m.walk, m.caps = nil, nil, nil
 	m.matched = false
 	m.p.pool.Put(s)
 }
@@ -188,49 +178,21 @@ type VM struct {
 
 	// Scratch, sized to the NFA (scr holds it while the VM owns it; the
 	// fields below are its working copies).
-	scr   *scratch
-	set   sparseSet     // states visited by the closure at the current position
-	clist []thread      // closed threads at the current position, priority order
-	stack []nfa.StateID // closure DFS stack
-	caps  *capScratch   // allocated on the first Captures call
+	scr *scratch
+	// walk takes the closures; at the current position, its Out holds the
+	// closed threads in priority order, its Seen the states visited.
+	walk *nfa.Walker
+	caps *capScratch // allocated on the first Captures call
 }
 
-// Assertions see a neighbouring byte only as one of four classes.
-const (
-	clsEdge = iota // body start or end
-	clsNL          // '\n'
-	clsWord        // [0-9A-Za-z_]
-	clsOther
-	numCls
-	numCtx = numCls * numCls
-)
-
-var clsRep = [numCls]int{Edge, '\n', 'a', ' '}
-
-// byteClass is the class of each byte value.
-var byteClass = func() (t [256]uint8) {
-	for c := range t {
-		switch {
-		case c == '\n':
-			t[c] = clsNL
-		case nfa.IsWordByte(c):
-			t[c] = clsWord
-		default:
-			t[c] = clsOther
-		}
-	}
-	return t
-}()
-
-func classOf(c int) int {
-	if c < 0 {
-		return clsEdge
-	}
-	return int(byteClass[c&0xFF])
-}
+// numCtx is the number of assertion contexts of a position: the
+// nfa.Context of the byte before it and of the byte after it.
+const numCtx = int(nfa.NumContexts * nfa.NumContexts)
 
 // ctxOf returns the assertion context of a position from the bytes around it.
-func ctxOf(before, after int) int { return classOf(before)*numCls + classOf(after) }
+func ctxOf(before, after int) int {
+	return int(nfa.ContextOf(before))*int(nfa.NumContexts) + int(nfa.ContextOf(after))
+}
 
 // startClosure is the epsilon closure of the start state in one assertion
 // context: its consuming and match states in priority order, whether one
@@ -258,37 +220,17 @@ func (sc *startClosure) addRange(lo, hi byte) {
 
 // accepts reports whether the consuming state st can step over byte c
 // (for an Invalid transition: c may begin an invalid unit).
-func accepts(st *nfa.State, c int) bool {
-	switch st.Kind {
-	case nfa.KindRange:
-		return int(st.Lo) <= c && c <= int(st.Hi)
-	case nfa.KindSparse:
-		for _, tr := range st.Trans {
-			if int(tr.Lo) <= c && c <= int(tr.Hi) {
-				return true
-			}
-		}
-	case nfa.KindInvalid:
-		return c >= 0x80
-	}
-	return false
-}
+func accepts(st *nfa.State, c int) bool { return st.Step(c, c >= 0x80) != 0 }
 
-// index builds byByte and lists from the closure threads.
+// index builds byByte and lists from the closure's states.
 func (sc *startClosure) index(states []nfa.State, closure []thread) {
 	// Membership only changes at range edges: compute each list once per
 	// run of bytes between edges (a few dozen runs instead of 256 bytes).
 	var edge [257]bool
 	edge[0], edge[0x80] = true, true
 	for _, t := range closure {
-		st := &states[t.id]
-		switch st.Kind {
-		case nfa.KindRange:
-			edge[st.Lo], edge[int(st.Hi)+1] = true, true
-		case nfa.KindSparse:
-			for _, tr := range st.Trans {
-				edge[tr.Lo], edge[int(tr.Hi)+1] = true, true
-			}
+		for e := range states[t.ID].Edges() {
+			edge[e.Lo], edge[int(e.Hi)+1] = true, true
 		}
 	}
 	seen := map[string]uint16{}
@@ -304,10 +246,10 @@ func (sc *startClosure) index(states []nfa.State, closure []thread) {
 		list = list[:0]
 		key = key[:0]
 		for _, t := range closure {
-			st := &states[t.id]
+			st := &states[t.ID]
 			if st.Kind == nfa.KindMatch || accepts(st, c) {
-				list = append(list, t.id)
-				key = binary.LittleEndian.AppendUint32(key, uint32(t.id))
+				list = append(list, t.ID)
+				key = binary.LittleEndian.AppendUint32(key, uint32(t.ID))
 			}
 			if st.Kind == nfa.KindMatch {
 				break
@@ -327,8 +269,8 @@ func (sc *startClosure) index(states []nfa.State, closure []thread) {
 		// Too big to index per byte: one list, filtered while stepping.
 		list = list[:0]
 		for _, t := range closure {
-			list = append(list, t.id)
-			if states[t.id].Kind == nfa.KindMatch {
+			list = append(list, t.ID)
+			if states[t.ID].Kind == nfa.KindMatch {
 				break
 			}
 		}
@@ -347,32 +289,24 @@ var maxStartIndex = 1 << 16
 // state: a state already visited at this position had its whole epsilon
 // subtree visited too.
 func (p *Prog) initStarts() {
-	m := &VM{
-		p:     p,
-		set:   newSparseSet(p.nfa.Len()),
-		stack: make([]nfa.StateID, 0, p.stackCap),
-	}
+	w := nfa.NewWalker(p.nfa)
 	for ctx := range p.starts {
-		m.before = clsRep[ctx/numCls]
-		m.set.clear()
-		m.clist = m.clist[:0]
-		m.closure(m.p.start, 0, clsRep[ctx%numCls])
+		at := nfa.LookCtx{
+			Before: nfa.Context(ctx / int(nfa.NumContexts)).Byte(),
+			After:  nfa.Context(ctx % int(nfa.NumContexts)).Byte(),
+		}
+		w.Reset(at)
+		w.Closure(thread{ID: p.start}, nil)
 		sc := &p.starts[ctx]
-		sc.index(p.states, m.clist)
-		for _, t := range m.clist {
-			sc.states = append(sc.states, t.id)
-			st := &m.p.states[t.id]
-			switch st.Kind {
-			case nfa.KindMatch:
+		sc.index(p.states, w.Out)
+		for _, t := range w.Out {
+			sc.states = append(sc.states, t.ID)
+			st := &p.states[t.ID]
+			if st.Kind == nfa.KindMatch {
 				sc.hasMatch = true
-			case nfa.KindRange:
-				sc.addRange(st.Lo, st.Hi)
-			case nfa.KindSparse:
-				for _, tr := range st.Trans {
-					sc.addRange(tr.Lo, tr.Hi)
-				}
-			case nfa.KindInvalid:
-				sc.addRange(0x80, 0xFF)
+			}
+			for e := range st.Edges() {
+				sc.addRange(e.Lo, e.Hi)
 			}
 		}
 	}
@@ -417,7 +351,7 @@ func (m *VM) Match() Match { return m.match }
 // pending match, else Pos. Bytes before it can be emitted.
 func (m *VM) Earliest() int64 {
 	if len(m.seeds) > 0 {
-		return m.seeds[0].start
+		return m.seeds[0].Start
 	}
 	if m.matched {
 		return m.match.Start
@@ -456,7 +390,7 @@ func (m *VM) Advance(hay []byte, base int64, eof bool, maxSpan int64) Status {
 		if i < len(hay) {
 			c = int(hay[i])
 		} else if !eof {
-			return m.peek(unknown)
+			return m.peek(nfa.Unknown)
 		}
 		addStart := !m.matched && m.pos == m.nextStart && !m.skipUnit
 		if len(m.seeds) == 0 && !m.matched && c != Edge {
@@ -495,15 +429,15 @@ func (m *VM) Advance(hay []byte, base int64, eof bool, maxSpan int64) Status {
 		// Close the waiting threads at pos and step them over byte c, in
 		// priority order; a match cuts every thread after it.
 		m.hasPeeked = false
-		m.set.clear()
-		m.clist = m.clist[:0]
+		m.startClosures(c)
 		for _, t := range m.seeds {
-			m.closure(t.id, t.start, c)
+			m.walk.Closure(t, nil)
 		}
 		m.seeds = m.seeds[:0]
+		invalid := nfa.IsInvalidUnit(c, unit)
 		cut := false
-		for _, t := range m.clist {
-			if m.step(t.id, t.start, c, unit) {
+		for _, t := range m.walk.Out {
+			if m.step(t.ID, t.Start, c, invalid) {
 				cut = true
 				break
 			}
@@ -515,7 +449,7 @@ func (m *VM) Advance(hay []byte, base int64, eof bool, maxSpan int64) Status {
 			if !cut {
 				sc := &m.p.starts[ctxOf(m.before, c)]
 				for _, id := range sc.lists[sc.byByte[c&0xFF]] {
-					if !m.set.contains(id) && m.step(id, m.pos, c, unit) {
+					if !m.walk.Seen.Contains(id) && m.step(id, m.pos, c, invalid) {
 						break
 					}
 				}
@@ -536,46 +470,28 @@ func (m *VM) Advance(hay []byte, base int64, eof bool, maxSpan int64) Status {
 			if m.matched {
 				return Found
 			}
-		} else if m.pos-m.seeds[0].start > maxSpan {
+		} else if m.pos-m.seeds[0].Start > maxSpan {
 			return Overflow
 		}
 	}
 }
 
 // step steps the thread (id, start) at pos over byte c (Edge at EOF),
-// whose unit length is unit, adding its successor to seeds. It reports
+// an invalid unit if invalid, adding its successor to seeds. It reports
 // whether id is a match state: the match is recorded and the caller cuts
 // every lower-priority thread.
-func (m *VM) step(id nfa.StateID, start int64, c, unit int) bool {
+func (m *VM) step(id nfa.StateID, start int64, c int, invalid bool) bool {
 	st := &m.p.states[id]
-	switch st.Kind {
-	case nfa.KindMatch:
+	if st.Kind == nfa.KindMatch {
 		m.matched = true
 		m.match = Match{Rule: st.Rule, Start: start, End: m.pos}
 		return true
-	case nfa.KindRange:
-		if int(st.Lo) <= c && c <= int(st.Hi) {
-			m.seeds = append(m.seeds, thread{st.Next, start})
-		}
-	case nfa.KindSparse:
-		for _, tr := range st.Trans {
-			if c <= int(tr.Hi) {
-				if int(tr.Lo) <= c {
-					m.seeds = append(m.seeds, thread{tr.Next, start})
-				}
-				break
-			}
-		}
-	case nfa.KindInvalid:
-		if c >= 0x80 && unit == 1 {
-			m.seeds = append(m.seeds, thread{st.Next, start})
-		}
+	}
+	if next := st.Step(c, invalid); next != 0 {
+		m.seeds = append(m.seeds, thread{ID: next, Start: start})
 	}
 	return false
 }
-
-// unknown is passed as the byte at a position that is not known yet.
-const unknown = -2
 
 // peek is called when position pos cannot be processed yet (the byte at
 // pos, after, may be unknown), to hold back no more than needed at a
@@ -595,28 +511,27 @@ func (m *VM) peek(after int) Status {
 	if len(m.seeds) == 0 {
 		return NeedInput
 	}
-	m.set.clear()
-	m.clist = m.clist[:0]
+	m.startClosures(after)
 	for _, t := range m.seeds {
-		if !m.closure(t.id, t.start, after) {
+		if !m.walk.Closure(t, nil) {
 			return NeedInput
 		}
 	}
 	m.seeds = m.seeds[:0]
-	for _, t := range m.clist {
-		st := &m.p.states[t.id]
+	for _, t := range m.walk.Out {
+		st := &m.p.states[t.ID]
 		if st.Kind == nfa.KindMatch {
 			if len(m.seeds) == 0 {
 				m.matched = true
-				m.match = Match{Rule: st.Rule, Start: t.start, End: m.pos}
+				m.match = Match{Rule: st.Rule, Start: t.Start, End: m.pos}
 				return Found
 			}
 			m.seeds = append(m.seeds, t)
-			m.peeked = Match{Rule: st.Rule, Start: t.start, End: m.pos}
+			m.peeked = Match{Rule: st.Rule, Start: t.Start, End: m.pos}
 			m.hasPeeked = true
 			break
 		}
-		if after == unknown || accepts(st, after) {
+		if after == nfa.Unknown || accepts(st, after) {
 			m.seeds = append(m.seeds, t)
 		}
 	}
@@ -626,82 +541,12 @@ func (m *VM) peek(after int) Status {
 	return NeedInput
 }
 
-// closure adds to clist, in priority order, the consuming and match states
-// reachable from id by epsilon transitions at the current position, whose
-// following byte is after. States already visited at this position are
-// skipped: a higher-priority thread owns them. It returns false, leaving
-// clist incomplete, if after is unknown and an assertion depends on it.
-func (m *VM) closure(id nfa.StateID, start int64, after int) bool {
-	stack := append(m.stack[:0], id)
-	for len(stack) > 0 {
-		id = stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		for {
-			if !m.set.insert(id) {
-				break
-			}
-			st := &m.p.states[id]
-			switch st.Kind {
-			case nfa.KindUnion:
-				for j := len(st.Alts) - 1; j > 0; j-- {
-					stack = append(stack, st.Alts[j])
-				}
-				id = st.Alts[0]
-				continue
-			case nfa.KindCapture:
-				id = st.Next
-				continue
-			case nfa.KindLook:
-				if after == unknown && st.Look&lookNeedsAfter != 0 {
-					m.stack = stack
-					return false
-				}
-				if st.Look.Holds(m.before, after) {
-					id = st.Next
-					continue
-				}
-			case nfa.KindFail:
-			default:
-				m.clist = append(m.clist, thread{id, start})
-			}
-			break
-		}
-	}
-	m.stack = stack
-	return true
-}
-
-// lookNeedsAfter are the assertions that depend on the byte after the
-// position.
-const lookNeedsAfter = nfa.LookEndLine | nfa.LookEndText | nfa.LookWordBoundary | nfa.LookNoWordBoundary
-
-// sparseSet is a set of StateIDs with O(1) insert and clear (Briggs &
-// Torczon). Invariant: x is in the set iff sparse[x] < len(dense) and
-// dense[sparse[x]] == x.
-type sparseSet struct {
-	sparse []uint32
-	dense  []nfa.StateID
-}
-
-func newSparseSet(n int) sparseSet {
-	return sparseSet{sparse: make([]uint32, n), dense: make([]nfa.StateID, 0, n)}
-}
-
-func (s *sparseSet) clear() { s.dense = s.dense[:0] }
-
-// contains reports whether x is in the set.
-func (s *sparseSet) contains(x nfa.StateID) bool {
-	i := s.sparse[x]
-	return int(i) < len(s.dense) && s.dense[i] == x
-}
-
-// insert adds x and reports whether it was not already in the set.
-func (s *sparseSet) insert(x nfa.StateID) bool {
-	i := s.sparse[x]
-	if int(i) < len(s.dense) && s.dense[i] == x {
-		return false
-	}
-	s.sparse[x] = uint32(len(s.dense))
-	s.dense = append(s.dense, x)
-	return true
+// startClosures resets the walker for the closures of the waiting threads
+// at the current position, whose following byte is after: they add to
+// m.walk.Out, in priority order, the consuming and match states reachable
+// by epsilon transitions. States already visited at this position are
+// skipped: a higher-priority thread owns them. A closure stops, leaving
+// Out incomplete, if after is unknown and an assertion depends on it.
+func (m *VM) startClosures(after int) {
+	m.walk.Reset(nfa.LookCtx{Before: m.before, After: after})
 }

@@ -4,34 +4,14 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"regexp"
-	"regexp/syntax"
 	"slices"
 	"strings"
 	"testing"
 
-	"github.com/streamsub/streamsub/matcher/internal/regexgen"
-
 	"github.com/streamsub/streamsub/matcher/internal/nfa"
+	"github.com/streamsub/streamsub/matcher/internal/nfatest"
+	"github.com/streamsub/streamsub/matcher/internal/regexgen"
 )
-
-const testFlags = syntax.Perl&^syntax.OneLine | syntax.DotNL
-
-func compile(t testing.TB, patterns ...string) *nfa.NFA {
-	t.Helper()
-	var res []*syntax.Regexp
-	for _, p := range patterns {
-		re, err := syntax.Parse(p, testFlags)
-		if err != nil {
-			t.Fatalf("parse %q: %v", p, err)
-		}
-		res = append(res, re)
-	}
-	n, err := nfa.New(res)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return n
-}
 
 // firstMatch runs one search from offset 0, feeding body in pieces of
 // size step (0 = whole), and returns the first final match.
@@ -84,7 +64,7 @@ func checkAgainstGoRegexp(t *testing.T, rng *rand.Rand, iters int) {
 		for range nrules {
 			pats = append(pats, regexgen.Pattern(rng, 3))
 		}
-		n := compile(t, pats...)
+		n := nfatest.New(t, pats...)
 		vm := New(n)
 		var alt []string
 		for _, p := range pats {
@@ -179,7 +159,7 @@ func TestRestartAfterEmpty(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(fmt.Sprintf("%q/%q", tt.pattern, tt.body), func(t *testing.T) {
-			vm := New(compile(t, tt.pattern))
+			vm := New(nfatest.New(t, tt.pattern))
 			body := []byte(tt.body)
 			for step := 1; step <= len(body); step++ {
 				if got := allMatches(t, vm, body, step); !slices.Equal(got, tt.want) {
@@ -216,7 +196,7 @@ func TestEarliest(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(fmt.Sprintf("%q/%q", tt.pattern, tt.input), func(t *testing.T) {
-			vm := New(compile(t, tt.pattern))
+			vm := New(nfatest.New(t, tt.pattern))
 			vm.Restart(0, Edge, 0)
 			if st := vm.Advance([]byte(tt.input), 0, false, 1<<40); st != NeedInput {
 				t.Fatalf("Advance = %v, want NeedInput", st)
@@ -253,7 +233,7 @@ func TestPeek(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(fmt.Sprintf("%q/%q", tt.pattern, tt.input), func(t *testing.T) {
-			vm := New(compile(t, tt.pattern))
+			vm := New(nfatest.New(t, tt.pattern))
 			vm.Restart(0, Edge, 0)
 			st := vm.Advance([]byte(tt.input), 0, false, 1<<40)
 			if got := st == Found; got != tt.found {
@@ -264,7 +244,7 @@ func TestPeek(t *testing.T) {
 }
 
 func TestOverflow(t *testing.T) {
-	vm := New(compile(t, "a[^z]*z"))
+	vm := New(nfatest.New(t, "a[^z]*z"))
 	vm.Restart(0, Edge, 0)
 	if st := vm.Advance([]byte("xxabcdefgh"), 0, false, 5); st != Overflow {
 		t.Fatalf("Advance = %v, want Overflow", st)
@@ -275,7 +255,7 @@ func TestOverflow(t *testing.T) {
 }
 
 func TestAllocs(t *testing.T) {
-	n := compile(t, `(a|b)+c`, `\bfoo\b`, `(?i)hello`, `x*`)
+	n := nfatest.New(t, `(a|b)+c`, `\bfoo\b`, `(?i)hello`, `x*`)
 	vm := New(n)
 	body := []byte(strings.Repeat("aabc foo Hello xx é\xff ", 20))
 	slots := make([]int, 0, 16)
@@ -305,7 +285,7 @@ func TestAllocs(t *testing.T) {
 // BenchmarkSearch runs every leftmost-first search over an HTML-ish body,
 // as the stream does, with the exact engine alone.
 func BenchmarkSearch(b *testing.B) {
-	n := compile(b, `https?://(?:www\.)?example\.com`, `UA-12345-1`, `<script[^>]*>`, `\bcolou?r\b`, `(\d{4})-(\d\d)-(\d\d)`)
+	n := nfatest.New(b, `https?://(?:www\.)?example\.com`, `UA-12345-1`, `<script[^>]*>`, `\bcolou?r\b`, `(\d{4})-(\d\d)-(\d\d)`)
 	const para = `<p class="c">Visit <a href="http://www.example.com/x?y=1">us</a> on 2024-05-17, colour é ✓ <script src="a.js"></script> UA-12345-1</p>` + "\n"
 	body := []byte(strings.Repeat(para, 512))
 	vm := New(n)
@@ -328,7 +308,7 @@ func TestPooledScratch(t *testing.T) {
 		pats = append(pats, fmt.Sprintf("w%dx", i))
 	}
 	pats = append(pats, `(\d+)-(\d+)`)
-	n := compile(t, pats...)
+	n := nfatest.New(t, pats...)
 	if n.Len() < poolMinStates {
 		t.Fatalf("NFA has %d states, want at least %d for this test", n.Len(), poolMinStates)
 	}
@@ -372,7 +352,7 @@ func TestStartIndexPerByte(t *testing.T) {
 		for range 1 + rng.IntN(4) {
 			pats = append(pats, regexgen.Pattern(rng, 3))
 		}
-		p := NewProg(compile(t, pats...))
+		p := NewProg(nfatest.New(t, pats...))
 		for ctx := range p.starts {
 			sc := &p.starts[ctx]
 			if len(sc.lists) == 1 && len(sc.lists[0]) == len(sc.states) {

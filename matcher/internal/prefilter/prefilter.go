@@ -102,35 +102,14 @@ func tableNext(set *[256]bool, b []byte, i int) int {
 // StartBytes returns the set of bytes that can begin a match of n, with
 // every assertion taken as true and Invalid as any byte >= 0x80.
 func StartBytes(n *nfa.NFA) (set [256]bool) {
-	seen := make([]bool, n.Len())
-	stack := []nfa.StateID{n.Start()}
-	for len(stack) > 0 {
-		id := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		if seen[id] {
-			continue
-		}
-		seen[id] = true
-		s := n.State(id)
-		switch s.Kind {
-		case nfa.KindRange:
-			for b := int(s.Lo); b <= int(s.Hi); b++ {
+	w := nfa.NewWalker(n)
+	w.Reset(nfa.AllLooks)
+	w.Closure(nfa.Thread{ID: n.Start()}, nil)
+	for _, t := range w.Out {
+		for e := range n.State(t.ID).Edges() {
+			for b := int(e.Lo); b <= int(e.Hi); b++ {
 				set[b] = true
 			}
-		case nfa.KindSparse:
-			for _, t := range s.Trans {
-				for b := int(t.Lo); b <= int(t.Hi); b++ {
-					set[b] = true
-				}
-			}
-		case nfa.KindInvalid:
-			for b := 0x80; b <= 0xFF; b++ {
-				set[b] = true
-			}
-		case nfa.KindUnion:
-			stack = append(stack, s.Alts...)
-		case nfa.KindLook, nfa.KindCapture:
-			stack = append(stack, s.Next)
 		}
 	}
 	return set

@@ -3,28 +3,10 @@ package prefilter
 import (
 	"bytes"
 	"fmt"
-	"regexp/syntax"
 	"testing"
 
-	"github.com/streamsub/streamsub/matcher/internal/nfa"
+	"github.com/streamsub/streamsub/matcher/internal/nfatest"
 )
-
-func mustNFA(t testing.TB, pats ...string) *nfa.NFA {
-	t.Helper()
-	var res []*syntax.Regexp
-	for _, p := range pats {
-		re, err := syntax.Parse(p, (syntax.Perl|syntax.DotNL)&^syntax.OneLine)
-		if err != nil {
-			t.Fatal(err)
-		}
-		res = append(res, re)
-	}
-	n, err := nfa.New(res)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return n
-}
 
 func setString(set [256]bool) string {
 	var b []byte
@@ -51,7 +33,7 @@ func TestStartBytes(t *testing.T) {
 		{[]string{"é"}, `"\xc3"`, Byte},
 	}
 	for _, tt := range tests {
-		set := StartBytes(mustNFA(t, tt.pats...))
+		set := StartBytes(nfatest.New(t, tt.pats...))
 		if tt.want != "" {
 			if got := setString(set); got != tt.want {
 				t.Errorf("%q: start bytes %s, want %s", tt.pats, got, tt.want)
@@ -61,7 +43,7 @@ func TestStartBytes(t *testing.T) {
 			}
 		}
 	}
-	set := StartBytes(mustNFA(t, "[^a]"))
+	set := StartBytes(nfatest.New(t, "[^a]"))
 	for c := range 256 {
 		if set[c] != (c != 'a') {
 			t.Fatalf("[^a]: byte %#x in set = %v", c, set[c])

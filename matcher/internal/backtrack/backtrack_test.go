@@ -1,4 +1,4 @@
-package matcher
+package backtrack
 
 import (
 	"math/rand/v2"
@@ -7,33 +7,32 @@ import (
 	"testing"
 
 	"github.com/streamsub/streamsub/matcher/internal/nfa"
+	"github.com/streamsub/streamsub/matcher/internal/nfatest"
 	"github.com/streamsub/streamsub/matcher/internal/pikevm"
 )
 
-// TestBacktrackerCaptures compares the fast path's capture backtracker
-// with the Pike VM's capture pass on every match the Pike VM finds, for
-// random rules with groups over random bodies.
-func TestBacktrackerCaptures(t *testing.T) {
+// TestCapturesVsPikeVM compares the capture backtracker with the Pike
+// VM's capture pass on every match the Pike VM finds, for random rules
+// with groups over random bodies.
+func TestCapturesVsPikeVM(t *testing.T) {
 	atoms := []string{"(a)", "(b+)", "(a|ab)", "([a-c]*)", "(x?)", `(\b)`, "(é|.)", "(?:(a)|(b))", "([^a]{1,2})", "($)", "(c*?)"}
 	alpha := []string{"a", "b", "c", "x", " ", "\n", "é", "\xff", "ab"}
 	r := rand.New(rand.NewPCG(5, 6))
-	var bt backtracker
 	checked, affixed := 0, 0 // matches compared; those without a search (affixSlots)
 	for range 3000 {
 		var sb strings.Builder
 		for range 1 + r.IntN(4) {
 			sb.WriteString(atoms[r.IntN(len(atoms))])
 		}
-		rs, err := Compile([]Rule{{Pattern: "x", Replace: "-"}, {Pattern: sb.String(), Replace: "$1"}}, Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
+		n := nfatest.New(t, "x", sb.String())
+		p := New(n)
+		bt := p.Searcher()
 		var body strings.Builder
 		for range r.IntN(12) {
 			body.WriteString(alpha[r.IntN(len(alpha))])
 		}
 		hay := []byte(body.String())
-		vm := pikevm.New(rs.nfa)
+		vm := pikevm.New(n)
 		vm.Restart(0, nfa.Edge, 0)
 		for vm.Advance(hay, 0, true, 1<<20) == pikevm.Found {
 			m := vm.Match()
@@ -45,13 +44,13 @@ func TestBacktrackerCaptures(t *testing.T) {
 			// The fast path passes hay up to the chunk end, never at EOF:
 			// give it one more byte so that $ and \b at the end are decided.
 			ext := append(slices.Clone(hay), '#')
-			got, ok := bt.captures(nil, rs.nfa, ruleSpans(rs.nfa)[m.Rule], m.Rule, ext[m.Start:], int(m.End-m.Start), before)
+			got, ok := bt.Captures(nil, m.Rule, ext[m.Start:], int(m.End-m.Start), before)
 			if ok && m.End < int64(len(hay)) && !slices.Equal(got, want) {
 				t.Fatalf("rule %q on %q match %+v: backtracker %v, Pike VM %v", sb.String(), hay, m, got, want)
 			}
 			if ok {
 				checked++
-				if ruleSpans(rs.nfa)[m.Rule].affix != nil {
+				if p.rules[m.Rule].affix != nil {
 					affixed++
 				}
 			}
@@ -87,16 +86,13 @@ func TestAffixSlots(t *testing.T) {
 		{`(é|.)z`, "éz", true},            // the group is the match less its last byte
 	}
 	for _, tt := range tests {
-		rs, err := Compile([]Rule{{Pattern: tt.pattern, Replace: "$1"}}, Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		span := ruleSpans(rs.nfa)[0]
-		if got := span.affix != nil; got != tt.affix {
-			t.Errorf("%q: affix plan %v, want %v", tt.pattern, span.affix, tt.affix)
+		n := nfatest.New(t, tt.pattern)
+		p := New(n)
+		if got := p.rules[0].affix != nil; got != tt.affix {
+			t.Errorf("%q: affix plan %v, want %v", tt.pattern, p.rules[0].affix, tt.affix)
 		}
 		hay := []byte(tt.body + "#")
-		vm := pikevm.New(rs.nfa)
+		vm := pikevm.New(n)
 		vm.Restart(0, nfa.Edge, 0)
 		if vm.Advance(hay[:len(tt.body)], 0, true, 1<<20) != pikevm.Found {
 			t.Fatalf("%q: no match in %q", tt.pattern, tt.body)
@@ -107,8 +103,8 @@ func TestAffixSlots(t *testing.T) {
 			before = int(hay[m.Start-1])
 		}
 		want := vm.Captures(nil, m.Rule, hay[m.Start:len(tt.body)], int(m.End-m.Start), before, true)
-		var bt backtracker
-		got, ok := bt.captures(nil, rs.nfa, span, m.Rule, hay[m.Start:], int(m.End-m.Start), before)
+		bt := p.Searcher()
+		got, ok := bt.Captures(nil, m.Rule, hay[m.Start:], int(m.End-m.Start), before)
 		if !ok || !slices.Equal(got, want) {
 			t.Errorf("%q on %q: captures %v (ok %v), Pike VM %v", tt.pattern, tt.body, got, ok, want)
 		}

@@ -1,7 +1,6 @@
-package matcher
-
-// Capture positions for the fast path (design.md §3 layer 3): a bounded
-// backtracker over one rule's NFA, anchored at the match start.
+// Package backtrack computes the capture positions of the fast path's
+// matches (design.md §3 layer 3): a bounded backtracker over one rule's
+// NFA, anchored at the match start.
 //
 // The fast path already knows the match [p, end) and its rule; captures are
 // needed only for templates that use $N. Exploring paths in priority order
@@ -10,33 +9,51 @@ package matcher
 // search O(rule states × match length) — as Go's regexp backtracker
 // (regexp/backtrack.go). On the short matches of real rule sets it touches
 // a few states per byte, against the Pike VM capture pass's whole thread
-// list per byte. Whenever it cannot decide from the bytes at hand, or the
-// visited set would be large, the caller falls back to pikevm.VM.Captures.
+// list per byte. Rules whose groups sit at fixed distances from the match
+// edges need no search at all (affixSlots). Whenever it cannot decide from
+// the bytes at hand, or the visited set would be large, the caller falls
+// back to pikevm.VM.Captures.
+//
+// A Prog is immutable and safe for concurrent use; searches use a Searcher
+// each.
+package backtrack
 
 import (
 	"github.com/streamsub/streamsub/matcher/internal/nfa"
 )
 
-// maxBacktrackBits bounds the visited set (states × positions) of one
-// capture search; larger ones use the Pike VM.
-const maxBacktrackBits = 256 << 10
+// maxBits bounds the visited set (states × positions) of one capture
+// search; larger ones are declined (the Pike VM takes them).
+const maxBits = 256 << 10
 
-// stateSpan is the range of StateIDs reachable from one rule's start: the
-// rows of the backtracker's visited set. affix, when not nil, gives every
+// Prog is what the capture searches of one rule set share: the NFA and a
+// plan per rule.
+type Prog struct {
+	nfa   *nfa.NFA
+	rules []plan
+}
+
+// plan is the range of StateIDs reachable from one rule's start: the rows
+// of the backtracker's visited set. affix, when not nil, gives every
 // capture slot of the rule at a fixed distance from the match start or end
 // (affixSlots): captures then need no search.
-type stateSpan struct {
+type plan struct {
 	lo, hi nfa.StateID
 	affix  []int32
 }
 
-// ruleSpans returns the state span of every rule of n.
-func ruleSpans(n *nfa.NFA) []stateSpan {
-	spans := make([]stateSpan, n.NumRules())
+// New returns the capture searches of the rules of n.
+func New(n *nfa.NFA) *Prog {
+	return &Prog{nfa: n, rules: rulePlans(n)}
+}
+
+// rulePlans returns the plan of every rule of n.
+func rulePlans(n *nfa.NFA) []plan {
+	plans := make([]plan, n.NumRules())
 	seen := make([]bool, n.Len())
-	for r := range spans {
+	for r := range plans {
 		start := n.Rule(nfa.RuleID(r)).Start
-		sp := stateSpan{lo: start, hi: start}
+		sp := plan{lo: start, hi: start}
 		clear(seen)
 		stack := []nfa.StateID{start}
 		for len(stack) > 0 {
@@ -51,9 +68,9 @@ func ruleSpans(n *nfa.NFA) []stateSpan {
 			switch st.Kind {
 			case nfa.KindUnion:
 				stack = append(stack, st.Alts...)
-			case nfa.KindSparse:
-				for _, t := range st.Trans {
-					stack = append(stack, t.Next)
+			case nfa.KindRange, nfa.KindSparse, nfa.KindInvalid:
+				for e := range st.Edges() {
+					stack = append(stack, e.Next)
 				}
 			case nfa.KindMatch, nfa.KindFail:
 			default:
@@ -61,9 +78,9 @@ func ruleSpans(n *nfa.NFA) []stateSpan {
 			}
 		}
 		sp.affix = affixSlots(n, nfa.RuleID(r), sp)
-		spans[r] = sp
+		plans[r] = sp
 	}
-	return spans
+	return plans
 }
 
 // affixSlots returns, for each capture slot of rule r, its position as a
@@ -78,7 +95,7 @@ func ruleSpans(n *nfa.NFA) []stateSpan {
 // chain back from the Match state while each state has one predecessor,
 // which is linear. Such rules — like `([a-z0-9._%+-]+)@example\.com` —
 // are common among templates using groups; the others use the backtracker.
-func affixSlots(n *nfa.NFA, r nfa.RuleID, sp stateSpan) []int32 {
+func affixSlots(n *nfa.NFA, r nfa.RuleID, sp plan) []int32 {
 	info := n.Rule(r)
 	ns := 2 * (info.NumGroups + 1)
 	if info.Start == 0 || ns > 64 {
@@ -205,29 +222,36 @@ func affixSlots(n *nfa.NFA, r nfa.RuleID, sp stateSpan) []int32 {
 	return affix
 }
 
-// backtracker is per-stream scratch, reused across matches.
-type backtracker struct {
+// Searcher runs the capture searches of one Prog, with scratch reused
+// across matches. It belongs to one goroutine.
+type Searcher struct {
+	p       *Prog
 	visited []uint64
 	slots   []int
-	stack   []btFrame
+	stack   []frame
 }
 
-// btFrame is an exploration (state id at position pos) when slot < 0,
+// Searcher returns a searcher for p (its scratch grows on first use).
+func (p *Prog) Searcher() Searcher { return Searcher{p: p} }
+
+// frame is an exploration (state id at position pos) when slot < 0,
 // else the undoing of a capture slot write: slots[slot] = pos. Positions
-// fit in int32: a search spans at most maxBacktrackBits positions.
-type btFrame struct {
+// fit in int32: a search spans at most maxBits positions.
+type frame struct {
 	id   nfa.StateID
 	slot int32
 	pos  int32
 }
 
-// captures appends the capture slots of the match hay[0:end] of rule r to
+// Captures appends the capture slots of the match hay[0:end] of rule r to
 // dst (relative to hay, -1 for groups that did not participate), like
-// pikevm.VM.Captures: before is the byte before hay[0], hay extends past
-// the match as far as the fast path looked, not to the body's end. ok is
-// false when the answer needs bytes beyond hay or the search would be too
-// big.
-func (bt *backtracker) captures(dst []int, n *nfa.NFA, span stateSpan, r nfa.RuleID, hay []byte, end, before int) ([]int, bool) {
+// pikevm.VM.Captures: before is the byte before hay[0] (nfa.Edge at the
+// body start), hay extends past the match as far as the fast path looked,
+// not to the body's end. ok is false when the answer needs bytes beyond
+// hay or the search would be too big.
+func (s *Searcher) Captures(dst []int, r nfa.RuleID, hay []byte, end, before int) ([]int, bool) {
+	n := s.p.nfa
+	span := s.p.rules[r]
 	info := n.Rule(r)
 	ns := 2 * (info.NumGroups + 1)
 	if span.affix != nil {
@@ -242,19 +266,19 @@ func (bt *backtracker) captures(dst []int, n *nfa.NFA, span stateSpan, r nfa.Rul
 	}
 	npos := end + 2 // positions 0..end+1 may be visited (a path may read hay[end])
 	nbits := int(span.hi-span.lo+1) * npos
-	if nbits > maxBacktrackBits {
+	if nbits > maxBits {
 		return dst, false
 	}
 	words := (nbits + 63) / 64
-	if cap(bt.visited) < words {
-		bt.visited = make([]uint64, words)
+	if cap(s.visited) < words {
+		s.visited = make([]uint64, words)
 	}
-	bt.visited = bt.visited[:words]
-	clear(bt.visited)
-	if cap(bt.slots) < ns {
-		bt.slots = make([]int, ns)
+	s.visited = s.visited[:words]
+	clear(s.visited)
+	if cap(s.slots) < ns {
+		s.slots = make([]int, ns)
 	}
-	slots := bt.slots[:ns]
+	slots := s.slots[:ns]
 	for i := range slots {
 		slots[i] = -1
 	}
@@ -267,8 +291,8 @@ func (bt *backtracker) captures(dst []int, n *nfa.NFA, span stateSpan, r nfa.Rul
 		}
 		return 0, false // beyond what the fast path looked at
 	}
-	stack := append(bt.stack[:0], btFrame{id: info.Start, slot: -1, pos: 0})
-	defer func() { bt.stack = stack[:0] }()
+	stack := append(s.stack[:0], frame{id: info.Start, slot: -1, pos: 0})
+	defer func() { s.stack = stack[:0] }()
 	for len(stack) > 0 {
 		f := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
@@ -283,7 +307,7 @@ func (bt *backtracker) captures(dst []int, n *nfa.NFA, span stateSpan, r nfa.Rul
 			}
 			// id is in span (the rule's states) and p < npos: bit < nbits.
 			bit := uint(id-span.lo)*uint(npos) + uint(p)
-			w, m := &bt.visited[bit/64], uint64(1)<<(bit%64)
+			w, m := &s.visited[bit/64], uint64(1)<<(bit%64)
 			if *w&m != 0 {
 				break
 			}
@@ -297,13 +321,13 @@ func (bt *backtracker) captures(dst []int, n *nfa.NFA, span stateSpan, r nfa.Rul
 				return append(dst, slots...), true
 			case nfa.KindUnion:
 				for j := len(st.Alts) - 1; j > 0; j-- {
-					stack = append(stack, btFrame{id: st.Alts[j], slot: -1, pos: int32(p)})
+					stack = append(stack, frame{id: st.Alts[j], slot: -1, pos: int32(p)})
 				}
 				id = st.Alts[0]
 				continue
 			case nfa.KindCapture:
 				if int(st.Slot) < ns {
-					stack = append(stack, btFrame{slot: int32(st.Slot), pos: int32(slots[st.Slot])})
+					stack = append(stack, frame{slot: int32(st.Slot), pos: int32(slots[st.Slot])})
 					slots[st.Slot] = p
 				}
 				id = st.Next
@@ -321,47 +345,22 @@ func (bt *backtracker) captures(dst []int, n *nfa.NFA, span stateSpan, r nfa.Rul
 					id = st.Next
 					continue
 				}
-			case nfa.KindRange:
+			case nfa.KindRange, nfa.KindSparse, nfa.KindInvalid:
 				c, ok := at(p)
 				if !ok {
 					return dst, false
 				}
-				if int(st.Lo) <= c && c <= int(st.Hi) {
-					id, p = st.Next, p+1
-					continue
-				}
-			case nfa.KindSparse:
-				c, ok := at(p)
-				if !ok {
-					return dst, false
-				}
-				next := nfa.StateID(0)
-				for _, tr := range st.Trans {
-					if c <= int(tr.Hi) {
-						if int(tr.Lo) <= c {
-							next = tr.Next
-						}
-						break
-					}
-				}
-				if next != 0 {
-					id, p = next, p+1
-					continue
-				}
-			case nfa.KindInvalid:
-				c, ok := at(p)
-				if !ok {
-					return dst, false
-				}
-				if c >= 0x80 {
-					u, ok := nfa.UnitLen(hay[p:], false)
+				invalid := false
+				if st.Kind == nfa.KindInvalid && c >= 0x80 {
+					u, ok := nfa.UnitLen(hay[p:], nfa.MoreInput)
 					if !ok {
 						return dst, false
 					}
-					if u == 1 {
-						id, p = st.Next, p+1
-						continue
-					}
+					invalid = nfa.IsInvalidUnit(c, u)
+				}
+				if next := st.Step(c, invalid); next != 0 {
+					id, p = next, p+1
+					continue
 				}
 			}
 			break // Fail, or a transition that does not apply: backtrack
