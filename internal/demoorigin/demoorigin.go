@@ -53,7 +53,8 @@ const (
 //
 //	/               HTML page with every demo match
 //	/headers        the request headers received, as text/plain; sets
-//	                internal response headers (x-origin-debug, X-Internal-*)
+//	                internal response headers (x-origin-debug, X-Internal-*);
+//	                ?delay=D: D ms before the response headers
 //	/logo.png       a PNG whose tEXt chunk contains the matches
 //	/big?size=N     N bytes of generated HTML, streamed in 32 KiB flushes
 //	/trickle?size=N&chunk=K&pause=D
@@ -69,7 +70,8 @@ const (
 //	/br-always      AlwaysHTML, brotli-encoded whatever the request accepts
 //	/redirect       302 to the origin, with cookies, link and CSP naming it
 //	/cookies?n=N    N set-cookie headers scoped to the origin's host
-//	/slow?ms=D&n=K  K HTML pieces, D ms apart
+//	/slow?ms=D&n=K  K HTML pieces, D ms apart (SlowPieces); &cut=1: each pause
+//	                falls inside a match, so a rewriter holds bytes back
 //	/comment?size=N HTML with an N-byte comment between two matches,
 //	                streamed in 4 KiB flushes (for the hold-back cap)
 //	/empty          200 text/html with an empty body
@@ -119,6 +121,9 @@ func index(w http.ResponseWriter, r *http.Request) {
 
 // headers echoes the request headers, one "Name: value" line each, sorted.
 func headers(w http.ResponseWriter, r *http.Request) {
+	if !pause(r, r.URL.Query().Get("delay")) {
+		return
+	}
 	var lines []string
 	lines = append(lines, "Host: "+r.Host)
 	for name, vs := range r.Header {
@@ -424,22 +429,53 @@ func cookies(w http.ResponseWriter, r *http.Request) {
 	fmt.Fprintf(w, "%d cookies\n", n)
 }
 
+// SlowLine is line i of /slow.
+func SlowLine(i int) string { return fmt.Sprintf("<p>%d: %s</p>\n", i, OriginHost) }
+
+// SlowPieces are the n pieces of /slow: one line each, or with cut, the
+// lines cut in the middle of their host name, so that every pause but the
+// last falls inside a match.
+func SlowPieces(n int, cut bool) []string {
+	var pieces []string
+	carry := ""
+	for i := range n {
+		line := SlowLine(i)
+		if !cut || i == n-1 {
+			pieces = append(pieces, carry+line)
+			carry = ""
+			continue
+		}
+		k := strings.Index(line, OriginHost) + len(OriginHost)/2
+		pieces = append(pieces, carry+line[:k])
+		carry = line[k:]
+	}
+	return pieces
+}
+
 func slow(w http.ResponseWriter, r *http.Request) {
-	ms, _ := strconv.Atoi(r.URL.Query().Get("ms"))
-	n, _ := strconv.Atoi(r.URL.Query().Get("n"))
-	ms, n = min(max(ms, 0), 10000), min(max(n, 1), 1000)
+	q := r.URL.Query()
+	n, _ := strconv.Atoi(q.Get("n"))
+	n = min(max(n, 1), 1000)
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	rc := http.NewResponseController(w)
-	for i := range n {
-		if i > 0 {
-			select {
-			case <-time.After(time.Duration(ms) * time.Millisecond):
-			case <-r.Context().Done():
-				return
-			}
+	for i, p := range SlowPieces(n, q.Get("cut") == "1") {
+		if i > 0 && !pause(r, q.Get("ms")) {
+			return
 		}
-		fmt.Fprintf(w, "<p>%d: %s</p>\n", i, OriginHost)
+		io.WriteString(w, p)
 		rc.Flush()
+	}
+}
+
+// pause waits ms milliseconds (0..10000; a bad value is 0) unless the
+// request is gone first; it reports whether to go on.
+func pause(r *http.Request, ms string) bool {
+	d, _ := strconv.Atoi(ms)
+	select {
+	case <-time.After(time.Duration(min(max(d, 0), 10000)) * time.Millisecond):
+		return true
+	case <-r.Context().Done():
+		return false
 	}
 }
 

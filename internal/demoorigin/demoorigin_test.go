@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/andybalholm/brotli"
 
@@ -64,8 +65,13 @@ func TestRoutes(t *testing.T) {
 		{method: "GET", path: "/split", status: 200, ctype: "text/html", contains: []string{OriginURL}},
 		{method: "GET", path: "/cached", status: 200, ctype: "text/html", contains: []string{CachedHTML}},
 		{method: "GET", path: "/cached", hdr: http.Header{"If-None-Match": {CachedETag}}, status: 304, emptyBody: true},
+		// What a client that got the rewritten page (weakened ETag) sends.
+		{method: "GET", path: "/cached", hdr: http.Header{"If-None-Match": {"W/" + CachedETag}}, status: 304, emptyBody: true},
+		{method: "GET", path: "/cached", hdr: http.Header{"If-None-Match": {`"other"`}}, status: 200, ctype: "text/html", contains: []string{CachedHTML}},
 		{method: "GET", path: "/cached", hdr: http.Header{"If-Modified-Since": {Modified.Format(http.TimeFormat)}}, status: 304, emptyBody: true},
 		{method: "GET", path: "/slow?ms=1&n=3", status: 200, ctype: "text/html", contains: []string{"<p>2: " + OriginHost}},
+		{method: "GET", path: "/slow?ms=1&n=3&cut=1", status: 200, ctype: "text/html", contains: []string{SlowLine(0) + SlowLine(1) + SlowLine(2)}},
+		{method: "GET", path: "/headers?delay=20", status: 200, ctype: "text/plain", contains: []string{"Host: 127.0.0.1:"}},
 		{method: "GET", path: "/comment?size=10000", status: 200, ctype: "text/html", contains: []string{CommentPage(10000)}},
 		{method: "GET", path: "/comment?size=x", status: 400},
 		{method: "GET", path: "/empty", status: 200, ctype: "text/html", emptyBody: true},
@@ -455,5 +461,41 @@ func TestStatic(t *testing.T) {
 	}
 	if resp, _ := get(t, srv, "GET", "/static/other.css", nil); resp.StatusCode != 404 {
 		t.Errorf("/static/other.css: status %d, want 404", resp.StatusCode)
+	}
+}
+
+// TestSlowPieces: with cut, every pause but the last falls inside the host
+// name of a line; the pieces always add up to the lines.
+func TestSlowPieces(t *testing.T) {
+	for _, n := range []int{1, 2, 5} {
+		var lines string
+		for i := range n {
+			lines += SlowLine(i)
+		}
+		for _, cut := range []bool{false, true} {
+			pieces := SlowPieces(n, cut)
+			if len(pieces) != n || strings.Join(pieces, "") != lines {
+				t.Errorf("n=%d cut=%v: pieces %q do not add up to %q", n, cut, pieces, lines)
+			}
+			for i, p := range pieces[:n-1] {
+				if inside := !strings.HasSuffix(p, "\n"); inside != cut {
+					t.Errorf("n=%d cut=%v: pause after piece %d %q inside a line: %v", n, cut, i, p, inside)
+				}
+				if cut && !strings.HasSuffix(p, OriginHost[:len(OriginHost)/2]) {
+					t.Errorf("n=%d: piece %d %q does not end inside the host name", n, i, p)
+				}
+			}
+		}
+	}
+}
+
+// TestHeadersDelay: /headers?delay=D sends nothing for D ms.
+func TestHeadersDelay(t *testing.T) {
+	srv := httptest.NewServer(Handler())
+	defer srv.Close()
+	t0 := time.Now()
+	resp, _ := get(t, srv, "GET", "/headers?delay=200", nil)
+	if d := time.Since(t0); resp.StatusCode != 200 || d < 200*time.Millisecond {
+		t.Errorf("status %d after %v, want 200 after at least 200ms", resp.StatusCode, d)
 	}
 }
