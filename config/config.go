@@ -31,6 +31,10 @@ type Config struct {
 	// are refused, the original stays); New turns 0 into
 	// headerrewrite.DefaultMaxValueBytes.
 	MaxHeaderValueBytes int
+	// MaxNFAStates is the size budget of each rule set's automaton
+	// (matcher.Options.MaxNFAStates); New turns 0 into
+	// matcher.DefaultMaxNFAStates.
+	MaxNFAStates int
 	// RequestHeaders and ResponseHeaders are the internal headers to strip;
 	// nil for none.
 	RequestHeaders, ResponseHeaders *matcher.HeaderSet
@@ -90,6 +94,9 @@ func New(c Config) (*Config, error) {
 	if c.MaxHeaderValueBytes == 0 {
 		c.MaxHeaderValueBytes = headerrewrite.DefaultMaxValueBytes
 	}
+	if c.MaxNFAStates == 0 {
+		c.MaxNFAStates = matcher.DefaultMaxNFAStates
+	}
 	c.byName = make(map[string]*RuleSet, len(c.RuleSets))
 	sets := make([]*RuleSet, len(c.RuleSets))
 	for i, in := range c.RuleSets {
@@ -121,7 +128,7 @@ func New(c Config) (*Config, error) {
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
-	opts := matcher.Options{MaxBufferedBytes: c.MaxBufferedBytes, DFACacheBytes: c.DFACacheBytes}
+	opts := matcher.Options{MaxBufferedBytes: c.MaxBufferedBytes, DFACacheBytes: c.DFACacheBytes, MaxNFAStates: c.MaxNFAStates}
 	for _, rs := range c.RuleSets {
 		compiled, err := matcher.Compile(rs.Rules, opts)
 		if err != nil {

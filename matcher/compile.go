@@ -57,7 +57,7 @@ func Compile(rules []Rule, opts Options) (*RuleSet, error) {
 	for _, r := range rules {
 		rs.allOnce = rs.allOnce && r.Once
 	}
-	n, err := compileNFA(rules, rs.tmpls)
+	n, err := compileNFA(rules, rs.tmpls, opts.maxNFAStates())
 	if err != nil {
 		return nil, err
 	}
@@ -71,17 +71,18 @@ func Compile(rules []Rule, opts Options) (*RuleSet, error) {
 	return rs, nil
 }
 
-// Check reports what Compile would reject in rules — the same errors —
-// without building the matching engines: a cheap way to validate rules one
-// at a time (the configuration loader does, to name each bad rule).
-func Check(rules []Rule) error {
-	_, err := compileNFA(rules, make([]*template, len(rules)))
+// Check reports what Compile with opts would reject in rules — the same
+// errors — without building the matching engines: a cheap way to validate
+// rules one at a time (the configuration loader does, to name each bad
+// rule). Of opts, only MaxNFAStates matters.
+func Check(rules []Rule, opts Options) error {
+	_, err := compileNFA(rules, make([]*template, len(rules)), opts.maxNFAStates())
 	return err
 }
 
 // compileNFA parses rules and their templates (into tmpls) and builds the
-// rule set's NFA.
-func compileNFA(rules []Rule, tmpls []*template) (*nfa.NFA, error) {
+// rule set's NFA of at most maxStates states.
+func compileNFA(rules []Rule, tmpls []*template, maxStates int) (*nfa.NFA, error) {
 	res := make([]*syntax.Regexp, len(rules))
 	for i, r := range rules {
 		re, err := parseRule(r)
@@ -93,12 +94,20 @@ func compileNFA(rules []Rule, tmpls []*template) (*nfa.NFA, error) {
 		}
 		res[i] = re
 	}
-	n, err := nfa.New(res)
+	n, err := nfa.NewLimited(res, maxStates)
+	if tb, ok := err.(*nfa.TooBigError); ok {
+		return nil, &RuleError{Index: tb.Rule, Name: rules[tb.Rule].Name,
+			Err: fmt.Errorf("%w: more than %d states (max_nfa_states) with this rule", ErrTooBig, tb.Limit)}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("matcher: compiling %d rules: %w", len(rules), err)
 	}
 	return n, nil
 }
+
+// NumStates returns the number of states of rs's automaton, the size that
+// Options.MaxNFAStates bounds.
+func (rs *RuleSet) NumStates() int { return rs.nfa.Len() }
 
 func parseRule(r Rule) (*syntax.Regexp, error) {
 	flags := syntax.Flags(regexFlags)

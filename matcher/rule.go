@@ -1,10 +1,12 @@
 package matcher
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 
 	"github.com/streamsub/streamsub/matcher/internal/lazydfa"
+	"github.com/streamsub/streamsub/matcher/internal/nfa"
 )
 
 // DefaultMaxBufferedBytes is the default cap on bytes a Stream may hold back
@@ -20,6 +22,22 @@ const (
 	MinDFACacheBytes     = 4 << 10
 	MaxDFACacheBytes     = 256 << 20
 )
+
+// DefaultMaxNFAStates is the default size budget of a rule set's automaton
+// (Options.MaxNFAStates), as RE2's max_mem is of a regex: compiling costs
+// time and memory in proportion to it, and so can rewriting a body when the
+// fast path cannot take it. The repository's largest rule set (an e2e test's
+// deliberately costly one) has about 18,000 states; 10,000 literal rules
+// about 99,000. MaxNFAStates is the most a configuration may ask for.
+const (
+	DefaultMaxNFAStates = 200_000
+	MaxNFAStates        = nfa.MaxStates
+)
+
+// ErrTooBig is the error a *RuleError wraps when a rule set's automaton
+// would exceed Options.MaxNFAStates; the RuleError names the rule that took
+// it past the budget.
+var ErrTooBig = errors.New("the rule set's automaton is too big")
 
 // Rule is one find-and-replace rule of a rule set.
 type Rule struct {
@@ -47,6 +65,19 @@ type Options struct {
 	// path (a Stream uses two); 0 means DefaultDFACacheBytes, and a budget
 	// below MinDFACacheBytes is raised to it.
 	DFACacheBytes int
+	// MaxNFAStates caps the states of the rule set's automaton (the
+	// alternation of all its rules); 0 means DefaultMaxNFAStates, and more
+	// than MaxNFAStates is MaxNFAStates. A rule set over it does not
+	// compile: ErrTooBig, in a *RuleError naming the rule that reached it.
+	MaxNFAStates int
+}
+
+// maxNFAStates resolves o.MaxNFAStates.
+func (o Options) maxNFAStates() int {
+	if o.MaxNFAStates <= 0 {
+		return DefaultMaxNFAStates
+	}
+	return min(o.MaxNFAStates, MaxNFAStates)
 }
 
 // RuleError reports a rule that cannot be compiled. It names the culprit.

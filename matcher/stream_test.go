@@ -441,21 +441,15 @@ func TestCompileErrors(t *testing.T) {
 		if tt.rule.Name != "" && !strings.Contains(err.Error(), fmt.Sprintf("%q", tt.rule.Name)) {
 			t.Errorf("case %d: error %q does not name the rule", i, err)
 		}
-		if cerr := Check(rules); cerr == nil || cerr.Error() != err.Error() {
+		if cerr := Check(rules, Options{}); cerr == nil || cerr.Error() != err.Error() {
 			t.Errorf("case %d: Check = %v, want Compile's error %q", i, cerr, err)
 		}
 	}
-	// An NFA over the size limit is not a RuleError; Check reports it too.
-	huge := []Rule{{Pattern: "[a-z]{1000}[0-9]{1000}(?:x{1000}){20}"}}
-	_, err := Compile(huge, Options{})
-	if cerr := Check(huge); err == nil || cerr == nil || cerr.Error() != err.Error() {
-		t.Errorf("too big: Compile = %v, Check = %v; want the same error", err, cerr)
-	}
-	if err := Check([]Rule{re("ok", "fine"), {Pattern: "(a)", Replace: "$1"}}); err != nil {
+	if err := Check([]Rule{re("ok", "fine"), {Pattern: "(a)", Replace: "$1"}}, Options{}); err != nil {
 		t.Errorf("Check of valid rules: %v", err)
 	}
 	var serr *syntax.Error
-	_, err = Compile([]Rule{re("a(b", "")}, Options{})
+	_, err := Compile([]Rule{re("a(b", "")}, Options{})
 	if !errors.As(err, &serr) {
 		t.Errorf("error %v does not wrap a *syntax.Error", err)
 	}
@@ -669,6 +663,47 @@ func TestRandomAgainstReference(t *testing.T) {
 				t.Fatalf("rules %q chunks %q (engine %s): got %q, reference %q",
 					rulesString(rules), chunks, e.name, got, want)
 			}
+		}
+	}
+}
+
+// TestMaxNFAStates: a rule set whose automaton outgrows the budget does not
+// compile; the error names the rule that took it past the budget, Check
+// says the same, and a larger budget lets it compile.
+func TestMaxNFAStates(t *testing.T) {
+	rules := []Rule{
+		{Name: "small", Pattern: "abc", Replace: "x"},
+		{Name: "costly", Pattern: `(?s)t.{0,500}Z`, Replace: "y"},
+		{Name: "after", Pattern: "def", Replace: "z"},
+	}
+	ok, err := Compile(rules, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	states := ok.NumStates()
+	if states < 10_000 || states > DefaultMaxNFAStates {
+		t.Fatalf("%d states: the test needs a rule set between 10,000 and the default budget", states)
+	}
+	for _, limit := range []int{states, states + 1, MaxNFAStates + 1} {
+		if _, err := Compile(rules, Options{MaxNFAStates: limit}); err != nil {
+			t.Errorf("limit %d (%d states needed): %v", limit, states, err)
+		}
+	}
+	for _, limit := range []int{states - 1, 5_000, 20} {
+		_, err := Compile(rules, Options{MaxNFAStates: limit})
+		var rerr *RuleError
+		want := 1 // "small" fits in 20 states; "costly" does not
+		if !errors.As(err, &rerr) || !errors.Is(err, ErrTooBig) {
+			t.Fatalf("limit %d: error %v, want a *RuleError wrapping ErrTooBig", limit, err)
+		}
+		if limit == states-1 {
+			want = 2 // the last rule's states (or the final union) tip it over
+		}
+		if rerr.Index != want || rerr.Name != rules[want].Name || !strings.Contains(err.Error(), fmt.Sprint(limit)) {
+			t.Errorf("limit %d: %q (rule %d), want rule %d %q and the limit named", limit, err, rerr.Index, want, rules[want].Name)
+		}
+		if cerr := Check(rules, Options{MaxNFAStates: limit}); cerr == nil || cerr.Error() != err.Error() {
+			t.Errorf("limit %d: Check = %v, want Compile's error %q", limit, cerr, err)
 		}
 	}
 }

@@ -44,7 +44,8 @@ func (r *rule) matcherRule() matcher.Rule {
 }
 
 // finish checks the translated rule the way the configuration loader will
-// (matcher.Check) and records why it fails, if it does.
+// (matcher.Check, with the default automaton budget: the generated file
+// sets no max_nfa_states) and records why it fails, if it does.
 func (r *rule) finish() *rule {
 	if r.problem != "" {
 		return r
@@ -53,7 +54,7 @@ func (r *rule) finish() *rule {
 		r.problem = "not valid UTF-8: streamsub configuration files are UTF-8 text"
 		return r
 	}
-	if err := matcher.Check([]matcher.Rule{r.matcherRule()}); err != nil {
+	if err := matcher.Check([]matcher.Rule{r.matcherRule()}, matcher.Options{}); err != nil {
 		var re *matcher.RuleError
 		if errors.As(err, &re) {
 			err = re.Err

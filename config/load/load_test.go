@@ -105,6 +105,11 @@ func TestBadConfigs(t *testing.T) {
 		{"response_headers_rewrite_off.yaml", `: rule set "standard": response_headers lists headers, but rewrite_response_headers is false`},
 		{"request_header_host.yaml", `: rule set "standard": request_headers[0]: "host" is Envoy's to rewrite (host_rewrite_literal on the route)`},
 		{"pseudo_response_header.yaml", `: rule set "standard": response_headers[1]: ":status" is a pseudo-header; Envoy never lets those be removed or set`},
+		{"negative_max_nfa_states.yaml", `: max_nfa_states: want 0 (default 200000) or 1..4194304, got -1`},
+		// The automaton budget names the rule that takes a rule set over it.
+		{"rule_over_nfa_budget.yaml", `: rule set "standard": rule 1 ("any-line"): the rule set's automaton is too big: more than 1000 states (max_nfa_states) with this rule`},
+		{"rule_set_over_nfa_budget.yaml", `: rule set "shop-fr": rule 1 ("c-lines"): the rule set's automaton is too big: more than 600 states (max_nfa_states) with this rule`},
+		{"inherited_over_nfa_budget.yaml", `: rule set "shop-fr": rule 2 ("c-lines"): the rule set's automaton is too big: more than 600 states (max_nfa_states) with this rule (the rule is written in rule set "extra" as rule 1)`},
 	}
 	covered := map[string]bool{"good.yaml": true, "several_problems.yaml": true}
 	for _, tc := range tests {
@@ -677,5 +682,33 @@ func TestRemember(t *testing.T) {
 		if got := mustParse(t, sets+tt.section).Remember; got != tt.want {
 			t.Errorf("%q: Remember %+v, want %+v", tt.section, got, tt.want)
 		}
+	}
+}
+
+// TestShippedConfigsFitTheNFABudget: the example config and the good test
+// config fit the default automaton budget with a wide margin, and the
+// file's max_nfa_states is the budget the rule sets are compiled with.
+func TestShippedConfigsFitTheNFABudget(t *testing.T) {
+	for _, path := range []string{filepath.Join("..", "..", "examples", "streamsub.yaml"), filepath.Join(testdata, "good.yaml")} {
+		cfg, err := File(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cfg.MaxNFAStates != matcher.DefaultMaxNFAStates {
+			t.Errorf("%s: budget %d, want the default %d", path, cfg.MaxNFAStates, matcher.DefaultMaxNFAStates)
+		}
+		for _, rs := range cfg.RuleSets {
+			if n := rs.Compiled.NumStates(); n > matcher.DefaultMaxNFAStates/100 {
+				t.Errorf("%s: rule set %q has %d states, over 1%% of the default budget", path, rs.Name, n)
+			}
+		}
+	}
+	src := "rule_sets: [{name: s, rules: [{regex: 'a.{10}Z', replace: X}]}]\n"
+	cfg, err := parse([]byte(src+"max_nfa_states: 216\n"), "exact.yaml")
+	if err != nil || cfg.MaxNFAStates != 216 || cfg.RuleSets[0].Compiled.NumStates() != 216 {
+		t.Fatalf("a rule set of exactly max_nfa_states: %v", err)
+	}
+	if _, err := parse([]byte(src+"max_nfa_states: 215\n"), "under.yaml"); !errors.Is(err, matcher.ErrTooBig) {
+		t.Errorf("one state under: %v, want ErrTooBig", err)
 	}
 }

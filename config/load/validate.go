@@ -33,6 +33,17 @@ func build(pb *configv1.Config, source string, pos positions) (*config.Config, e
 		errs.add(errorf("dfa_cache_bytes: want 0 (default %d) or %d..%d, got %d",
 			matcher.DefaultDFACacheBytes, matcher.MinDFACacheBytes, matcher.MaxDFACacheBytes, n))
 	}
+	// Each rule alone is checked against the budget too (checkRule), so an
+	// oversized rule costs no more than the budget before it is rejected.
+	limits := matcher.Options{MaxNFAStates: matcher.DefaultMaxNFAStates}
+	switch n := pb.GetMaxNfaStates(); {
+	case n < 0 || n > matcher.MaxNFAStates:
+		errs.add(errorf("max_nfa_states: want 0 (default %d) or 1..%d, got %d",
+			matcher.DefaultMaxNFAStates, matcher.MaxNFAStates, n))
+		limits.MaxNFAStates = matcher.MaxNFAStates
+	case n > 0:
+		limits.MaxNFAStates = int(n)
+	}
 
 	sets := pb.GetRuleSets()
 	if len(sets) == 0 {
@@ -50,7 +61,7 @@ func build(pb *configv1.Config, source string, pos positions) (*config.Config, e
 		}
 	}
 	for i, s := range sets {
-		checkRuleSet(errs, s, i, index)
+		checkRuleSet(errs, s, i, index, limits)
 		checkTests(errs, s, i, pos)
 	}
 	checkCycles(errs, sets, index)
@@ -74,6 +85,7 @@ func build(pb *configv1.Config, source string, pos positions) (*config.Config, e
 		RuleSets:            ruleSets,
 		MaxBufferedBytes:    int(pb.GetMaxBufferedBytes()),
 		DFACacheBytes:       int(pb.GetDfaCacheBytes()),
+		MaxNFAStates:        limits.MaxNFAStates,
 		MaxHeaderValueBytes: int(pb.GetMaxHeaderValueBytes()),
 		RequestHeaders:      request,
 		ResponseHeaders:     response,
@@ -111,7 +123,7 @@ func joined(err error) []error {
 }
 
 // checkRuleSet validates one rule set's own fields and rules.
-func checkRuleSet(errs *errorList, s *configv1.RuleSet, i int, index map[string]int) {
+func checkRuleSet(errs *errorList, s *configv1.RuleSet, i int, index map[string]int, limits matcher.Options) {
 	who := ruleSetWho(s, i)
 	seen := map[string]bool{}
 	for _, e := range s.GetExtends() {
@@ -128,9 +140,9 @@ func checkRuleSet(errs *errorList, s *configv1.RuleSet, i int, index map[string]
 			errs.add(errorf("%s: content_types[%d]: invalid media type %q; want type/subtype without parameters, or \"*\"", who, j, ct))
 		}
 	}
-	checkRules(errs, s.GetName(), "", s.GetRules(), nil)
-	checkRules(errs, s.GetName(), config.KindHeaderRule, s.GetHeaderRules(), headerrewrite.CheckTemplate)
-	checkRules(errs, s.GetName(), config.KindRequestHeaderRule, s.GetRequestHeaderRules(), headerrewrite.CheckTemplate)
+	checkRules(errs, s.GetName(), "", s.GetRules(), nil, limits)
+	checkRules(errs, s.GetName(), config.KindHeaderRule, s.GetHeaderRules(), headerrewrite.CheckTemplate, limits)
+	checkRules(errs, s.GetName(), config.KindRequestHeaderRule, s.GetRequestHeaderRules(), headerrewrite.CheckTemplate, limits)
 	if s.RewriteResponseHeaders != nil && !s.GetRewriteResponseHeaders() && len(s.GetResponseHeaders()) > 0 {
 		errs.add(errorf("%s: response_headers lists headers, but rewrite_response_headers is false", who))
 	}
@@ -151,12 +163,13 @@ func checkRuleSet(errs *errorList, s *configv1.RuleSet, i int, index map[string]
 }
 
 // checkRules validates one list of rules of rule set set (kind names the
-// list in messages, "" for the body rules): each rule alone, its template
-// with checkTemplate when given, and unique names.
-func checkRules(errs *errorList, set, kind string, rules []*configv1.Rule, checkTemplate func(string) error) {
+// list in messages, "" for the body rules): each rule alone (within the
+// automaton budget of limits), its template with checkTemplate when given,
+// and unique names.
+func checkRules(errs *errorList, set, kind string, rules []*configv1.Rule, checkTemplate func(string) error, limits matcher.Options) {
 	names := map[string]int{}
 	for j, r := range rules {
-		err := checkRule(r)
+		err := checkRule(r, limits)
 		if err == nil && checkTemplate != nil {
 			err = checkTemplate(r.GetReplace())
 		}
@@ -186,16 +199,17 @@ func ruleSetWho(s *configv1.RuleSet, i int) string {
 // checkRule validates one rule: exactly one of regex and literal (which
 // matcher.Rule cannot express), then whatever matcher.Check (= Compile) rejects in the
 // rule alone (regex syntax, so backreferences and look-around; template;
-// empty literal). Checking rules one by one reports every bad rule once,
-// where it is written, however many rule sets inherit it.
-func checkRule(r *configv1.Rule) error {
+// empty literal; an automaton over the budget of limits). Checking rules
+// one by one reports every bad rule once, where it is written, however many
+// rule sets inherit it.
+func checkRule(r *configv1.Rule, limits matcher.Options) error {
 	switch {
 	case r.Regex != nil && r.Literal != nil:
 		return errors.New("both regex and literal are set; want exactly one")
 	case r.Regex == nil && r.Literal == nil:
 		return errors.New("neither regex nor literal is set; want exactly one")
 	}
-	err := matcher.Check([]matcher.Rule{toMatcherRule(r)})
+	err := matcher.Check([]matcher.Rule{toMatcherRule(r)}, limits)
 	var re *matcher.RuleError
 	if errors.As(err, &re) {
 		return explainSyntaxError(re.Err)
@@ -549,6 +563,12 @@ func (f *flattener) whereWritten(err error) error {
 	}
 	out := *re
 	if o := f.origin[originKey{re.Kind, re.Set}]; re.Index >= 0 && re.Index < len(o) {
+		if errors.Is(re.Err, matcher.ErrTooBig) && o[re.Index].set != re.Set {
+			// The budget is the whole rule set's: name it, and where the
+			// inherited rule that reached it is written.
+			out.Err = fmt.Errorf("%w (the rule is written in rule set %q as rule %d)", re.Err, o[re.Index].set, o[re.Index].index)
+			return &out
+		}
 		out.Set, out.Index = o[re.Index].set, o[re.Index].index
 	}
 	return &out

@@ -12,14 +12,35 @@ import (
 // state table); bigger rule sets are rejected with ErrTooBig.
 const MaxStates = 1 << 22
 
-// ErrTooBig is returned by New when the NFA would exceed MaxStates.
+// ErrTooBig is returned by New when the NFA would exceed its limit; the
+// error is a *TooBigError.
 var ErrTooBig = errors.New("nfa: rule set too big")
 
+// TooBigError reports the rule whose states took an NFA past its limit.
+type TooBigError struct {
+	Rule  int // index of the rule being compiled when the limit was reached
+	Limit int // the limit, in states
+}
+
+func (e *TooBigError) Error() string {
+	return fmt.Sprintf("rule %d: %v (more than %d states)", e.Rule, ErrTooBig, e.Limit)
+}
+
+// Is makes errors.Is(err, ErrTooBig) hold.
+func (e *TooBigError) Is(target error) bool { return target == ErrTooBig }
+
 // New compiles the parsed regular expressions res, one per rule in
-// declaration order, into one NFA. Each re is simplified first; capture
-// group numbers and names are taken from the parsed form.
-func New(res []*syntax.Regexp) (*NFA, error) {
-	c := &compiler{}
+// declaration order, into one NFA of at most MaxStates states. Each re is
+// simplified first; capture group numbers and names are taken from the
+// parsed form.
+func New(res []*syntax.Regexp) (*NFA, error) { return NewLimited(res, MaxStates) }
+
+// NewLimited is New with a limit of maxStates states (at most MaxStates):
+// it stops adding states at the limit, so an NFA over budget costs no more
+// than the budget to reject, and reports the rule that reached it in a
+// *TooBigError.
+func NewLimited(res []*syntax.Regexp, maxStates int) (*NFA, error) {
+	c := &compiler{max: min(maxStates, MaxStates)}
 	c.n = &NFA{}
 	c.add(State{Kind: KindFail}) // StateID 0 is Fail
 	c.n.rules = make([]RuleInfo, len(res))
@@ -30,7 +51,7 @@ func New(res []*syntax.Regexp) (*NFA, error) {
 		c.rule = rid
 		f := c.cat(c.capture(0), c.cat(c.compile(re.Simplify()), c.capture(1)))
 		if c.tooBig {
-			return nil, fmt.Errorf("rule %d: %w (more than %d states)", i, ErrTooBig, MaxStates)
+			return nil, &TooBigError{Rule: i, Limit: c.max}
 		}
 		if f.fail {
 			info.Start = 0
@@ -51,7 +72,7 @@ func New(res []*syntax.Regexp) (*NFA, error) {
 		c.n.start = c.add(State{Kind: KindUnion, Alts: starts})
 	}
 	if c.tooBig {
-		return nil, fmt.Errorf("%w (more than %d states)", ErrTooBig, MaxStates)
+		return nil, &TooBigError{Rule: len(res) - 1, Limit: c.max}
 	}
 	return c.n, nil
 }
@@ -75,11 +96,12 @@ type frag struct {
 type compiler struct {
 	n      *NFA
 	rule   RuleID
+	max    int // states allowed
 	tooBig bool
 }
 
 func (c *compiler) add(s State) StateID {
-	if len(c.n.states) >= MaxStates {
+	if len(c.n.states) >= c.max {
 		c.tooBig = true
 		return 0
 	}
@@ -190,6 +212,9 @@ var (
 )
 
 func (c *compiler) compile(re *syntax.Regexp) frag {
+	if c.tooBig {
+		return failFrag() // over the limit: the rest is not worth building
+	}
 	switch re.Op {
 	case syntax.OpNoMatch:
 		return failFrag()

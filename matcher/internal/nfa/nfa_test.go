@@ -1,6 +1,7 @@
 package nfa
 
 import (
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"regexp"
@@ -316,6 +317,42 @@ func TestRandomClasses(t *testing.T) {
 					t.Fatalf("class %s on %q: accepts %d = %v, Go regexp match end %d", cl, in, k, ok, want)
 				}
 			}
+		}
+	}
+}
+
+// TestNewLimited: the limit is honoured exactly, and the rule whose states
+// reached it is reported.
+func TestNewLimited(t *testing.T) {
+	parse := func(patterns ...string) []*syntax.Regexp {
+		var res []*syntax.Regexp
+		for _, p := range patterns {
+			re, err := syntax.Parse(p, testFlags)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res = append(res, re)
+		}
+		return res
+	}
+	res := parse("abc", "x{50}", "def")
+	full, err := New(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, err := NewLimited(res, full.Len()); err != nil || n.Len() != full.Len() {
+		t.Fatalf("NewLimited at exactly %d states: %v", full.Len(), err)
+	}
+	tests := []struct{ limit, rule int }{
+		{full.Len() - 1, 2}, // the final union state
+		{20, 1},
+		{3, 0},
+	}
+	for _, tt := range tests {
+		_, err := NewLimited(res, tt.limit)
+		tb, ok := err.(*TooBigError)
+		if !ok || tb.Rule != tt.rule || tb.Limit != tt.limit || !errors.Is(err, ErrTooBig) {
+			t.Errorf("NewLimited(limit %d) = %v, want rule %d over the limit", tt.limit, err, tt.rule)
 		}
 	}
 }

@@ -56,6 +56,13 @@ type Config struct {
 	// (streamsub_header_rewrites_rejected_total{reason="too_long"}). 0 means
 	// the default, 8192. Not negative.
 	MaxHeaderValueBytes int64 `protobuf:"varint,6,opt,name=max_header_value_bytes,json=maxHeaderValueBytes,proto3" json:"max_header_value_bytes,omitempty"`
+	// Size budget of each rule set's automaton (the alternation of all its
+	// rules, inherited ones included), in NFA states, as RE2's max_mem is of a
+	// regex: compiling a rule set, and rewriting with it where the fast path
+	// cannot, costs in proportion. A rule set over it is rejected, naming the
+	// rule that took it past the budget. 0 means the default, 200000;
+	// otherwise between 1 and 4194304.
+	MaxNfaStates int64 `protobuf:"varint,7,opt,name=max_nfa_states,json=maxNfaStates,proto3" json:"max_nfa_states,omitempty"`
 	// Shadow rule sets: maps the name of a live rule set to the name of the
 	// rule set that runs beside it, on the same body bytes, for a sample of
 	// the responses the live one is chosen for (shadow_sample). The shadow
@@ -148,6 +155,13 @@ func (x *Config) GetDfaCacheBytes() int64 {
 func (x *Config) GetMaxHeaderValueBytes() int64 {
 	if x != nil {
 		return x.MaxHeaderValueBytes
+	}
+	return 0
+}
+
+func (x *Config) GetMaxNfaStates() int64 {
+	if x != nil {
+		return x.MaxNfaStates
 	}
 	return 0
 }
@@ -710,14 +724,15 @@ var File_streamsub_config_v1_config_proto protoreflect.FileDescriptor
 
 const file_streamsub_config_v1_config_proto_rawDesc = "" +
 	"\n" +
-	" streamsub/config/v1/config.proto\x12\x13streamsub.config.v1\"\x85\x05\n" +
+	" streamsub/config/v1/config.proto\x12\x13streamsub.config.v1\"\xab\x05\n" +
 	"\x06Config\x129\n" +
 	"\trule_sets\x18\x01 \x03(\v2\x1c.streamsub.config.v1.RuleSetR\bruleSets\x12<\n" +
 	"\x05hosts\x18\x02 \x03(\v2&.streamsub.config.v1.Config.HostsEntryR\x05hosts\x12F\n" +
 	"\rheader_filter\x18\x03 \x01(\v2!.streamsub.config.v1.HeaderFilterR\fheaderFilter\x12,\n" +
 	"\x12max_buffered_bytes\x18\x04 \x01(\x03R\x10maxBufferedBytes\x12&\n" +
 	"\x0fdfa_cache_bytes\x18\x05 \x01(\x03R\rdfaCacheBytes\x123\n" +
-	"\x16max_header_value_bytes\x18\x06 \x01(\x03R\x13maxHeaderValueBytes\x12B\n" +
+	"\x16max_header_value_bytes\x18\x06 \x01(\x03R\x13maxHeaderValueBytes\x12$\n" +
+	"\x0emax_nfa_states\x18\a \x01(\x03R\fmaxNfaStates\x12B\n" +
 	"\ashadows\x18\n" +
 	" \x03(\v2(.streamsub.config.v1.Config.ShadowsEntryR\ashadows\x12(\n" +
 	"\rshadow_sample\x18\v \x01(\x01H\x00R\fshadowSample\x88\x01\x01\x129\n" +
