@@ -47,6 +47,7 @@ func check(args []string, stdout, stderr io.Writer) int {
 		return code
 	}
 	writeSummary(stdout, cfg)
+	writeCost(stdout, cfg)
 	return exitOK
 }
 

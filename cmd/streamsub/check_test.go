@@ -87,3 +87,32 @@ func TestCheckExample(t *testing.T) {
 		t.Fatalf("check %s: exit %d\n%s", example, code, errOut.String())
 	}
 }
+
+// TestCheckCost: check reports each rule set's automaton size and warns
+// about a rule set that rewrites slowly (this one manages well under a
+// tenth of slowRate on any machine), and only about that one.
+func TestCheckCost(t *testing.T) {
+	cfg := writeFile(t, "costly.yaml", `
+rule_sets:
+  - name: costly
+    rules:
+      - {name: e-runs, regex: '(?s)(?:.{0,100}?e){8}Z', replace: X}
+  - name: cheap
+    rules:
+      - {literal: www.example.com, replace: x}
+max_nfa_states: 50000
+`)
+	var out, errOut bytes.Buffer
+	if code := check([]string{"-config", cfg}, &out, &errOut); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut.String())
+	}
+	for _, want := range []string{"cost (max_nfa_states 50000;", " costly 17613 NFA states ~", "; cheap 19 NFA states ~",
+		"warning: rule set \"costly\" rewrites ~"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("stdout:\n%s\nwant it to contain %q", out.String(), want)
+		}
+	}
+	if n := strings.Count(out.String(), "warning:"); n != 1 {
+		t.Errorf("%d warnings, want 1 (costly):\n%s", n, out.String())
+	}
+}
