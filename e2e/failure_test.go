@@ -6,6 +6,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"net/http"
 	"strconv"
 	"strings"
 	"syscall"
@@ -113,5 +114,95 @@ func TestStreamsubDiesMidBody(t *testing.T) {
 				t.Errorf("last line %q: want it unmodified (streamsub is dead)", gotLines[lines-1])
 			}
 		})
+	}
+}
+
+// internalRequest are request headers of the demo config's header_filter
+// (and one that only looks like them, which must pass).
+var internalRequest = map[string][]string{
+	"X-Debug-Token":    {"secret1"},
+	"X-Internal-Route": {"secret2"},
+	"x-INTERNAL-user":  {"secret3"},
+	"X-Keep":           {"kept"},
+}
+
+// checkNoInternalHeaders fails if the origin's echo of the request headers
+// (body) shows an internal request header, or the response carries an
+// internal response header of the demo config.
+func checkNoInternalHeaders(t *testing.T, what string, resp *http.Response, body []byte) {
+	t.Helper()
+	for name, vs := range resp.Header {
+		if l := strings.ToLower(name); l == "x-origin-debug" || l == "x-powered-by" || strings.HasPrefix(l, "x-internal-") {
+			t.Errorf("%s: the client got %s: %q", what, name, vs)
+		}
+	}
+	if resp.StatusCode != 200 {
+		return // a local reply: nothing reached the origin's echo
+	}
+	echo := strings.ToLower(string(body))
+	if strings.Contains(echo, "secret") {
+		t.Errorf("%s: the origin saw an internal request header:\n%s", what, body)
+	}
+	if !strings.Contains(echo, "x-keep: kept") {
+		t.Errorf("%s: the origin did not see X-Keep:\n%s", what, body)
+	}
+}
+
+// TestInternalHeadersWhenStreamsubFails: no internal header of the config
+// crosses Envoy in either direction when streamsub dies while a request is
+// at the origin (the response headers then pass unprocessed on a fail-open
+// route) or is down, on every route.
+func TestInternalHeadersWhenStreamsubFails(t *testing.T) {
+	s := startStack(t, "")
+	c := newClient()
+	routes := []string{"/", "/failopen/", "/bypass/"}
+	for _, route := range routes {
+		resp, body := do(t, c, "GET", s.envoy.url+unique(route+"headers"), internalRequest)
+		checkNoInternalHeaders(t, route+" with streamsub up", resp, body)
+	}
+
+	// Dies mid-stream: the origin holds the response while streamsub is
+	// killed; Envoy has no one to ask about the response headers.
+	type result struct {
+		resp *http.Response
+		body []byte
+	}
+	done := map[string]chan result{}
+	for _, route := range routes {
+		ch := make(chan result, 1)
+		done[route] = ch
+		go func() {
+			req, _ := http.NewRequest("GET", s.envoy.url+unique(route+"headers?delay=1500"), nil)
+			for k, vs := range internalRequest {
+				req.Header[k] = vs
+			}
+			resp, err := c.Do(req)
+			if err != nil {
+				ch <- result{}
+				return
+			}
+			defer resp.Body.Close()
+			b, _ := io.ReadAll(resp.Body)
+			ch <- result{resp, b}
+		}()
+	}
+	time.Sleep(500 * time.Millisecond) // the requests are at the origin
+	if err := syscall.Kill(-s.streamsub.cmd.Process.Pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	for _, route := range routes {
+		r := <-done[route]
+		if r.resp == nil {
+			t.Fatalf("%s: request failed", route)
+		}
+		t.Logf("%s, streamsub killed while the request was at the origin: %d", route, r.resp.StatusCode)
+		checkNoInternalHeaders(t, route+" with streamsub killed mid-request", r.resp, r.body)
+	}
+
+	s.waitEnvoySeesStreamsub(false)
+	for _, route := range routes {
+		resp, body := do(t, c, "GET", s.envoy.url+unique(route+"headers"), internalRequest)
+		t.Logf("%s, streamsub down: %d", route, resp.StatusCode)
+		checkNoInternalHeaders(t, route+" with streamsub down", resp, body)
 	}
 }

@@ -145,11 +145,15 @@ type envoyProc struct {
 	admin  string // http://127.0.0.1:<admin>
 }
 
-// startEnvoy renders the bootstrap for the given upstream ports, starts
-// Envoy and waits for /ready.
-func startEnvoy(t *testing.T, dir string, streamsubPort, originPort int) *envoyProc {
+// startEnvoy renders the bootstrap for the given upstream ports, changed by
+// opts, starts Envoy and waits for /ready.
+func startEnvoy(t *testing.T, dir string, streamsubPort, originPort int, opts ...func(*envoy.Params)) *envoyProc {
 	t.Helper()
-	return startEnvoyWith(t, dir, envoyParams(originPort, streamsubPort))
+	p := envoyParams(originPort, streamsubPort)
+	for _, o := range opts {
+		o(&p)
+	}
+	return startEnvoyWith(t, dir, p)
 }
 
 // envoyParams is the e2e rendering (loud header mutations) for an origin and

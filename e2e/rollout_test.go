@@ -84,13 +84,14 @@ func TestShadowThroughEnvoy(t *testing.T) {
 				t.Fatalf("index: %q, want the live output", got)
 			}
 			// Streamed for the shadow only: the live side passes it as is,
-			// and Envoy sends it chunked, without content-length (README).
+			// content-length included (Envoy's body mode is NONE until
+			// streamsub asks for STREAMED, so Envoy never dropped it).
 			resp, got := do(t, c, "GET", s.envoy.url+unique("/logo.png"), nil)
 			if !bytes.Equal(got, demoorigin.LogoPNG()) {
 				t.Fatalf("PNG changed: %d bytes, want %d", len(got), len(png))
 			}
-			if cl := resp.Header.Get("Content-Length"); cl != "" {
-				t.Errorf("PNG streamed for the shadow has content-length %s; README says Envoy drops it", cl)
+			if cl := resp.Header.Get("Content-Length"); cl != strconv.Itoa(len(png)) {
+				t.Errorf("PNG streamed for the shadow has content-length %q, want %d", cl, len(png))
 			}
 		}
 		// What standard-v2 replaces in one index page and one PNG (the

@@ -19,6 +19,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
+	"github.com/streamsub/streamsub/config/load"
 	"github.com/streamsub/streamsub/envoy"
 )
 
@@ -74,14 +75,16 @@ type stack struct {
 
 // startStack starts all three processes with the given streamsub config
 // (examples/streamsub.yaml when empty) and waits until each is ready.
-func startStack(t *testing.T, configPath string) *stack {
+// Envoy's header safety net comes from that config; opts change the rest
+// of its rendering.
+func startStack(t *testing.T, configPath string, opts ...func(*envoy.Params)) *stack {
 	t.Helper()
-	return startStackWithOrigin(t, configPath, 0)
+	return startStackWithOrigin(t, configPath, 0, opts...)
 }
 
 // startStackWithOrigin is startStack with the origin already listening on
 // 127.0.0.1:originPort; 0 starts the demo origin.
-func startStackWithOrigin(t *testing.T, configPath string, originPort int) *stack {
+func startStackWithOrigin(t *testing.T, configPath string, originPort int, opts ...func(*envoy.Params)) *stack {
 	t.Helper()
 	envoy.BinaryOrSkip(t) // skip early when there is no Envoy
 	if configPath == "" {
@@ -95,7 +98,12 @@ func startStackWithOrigin(t *testing.T, configPath string, originPort int) *stac
 	s.grpcPort, s.adminPort = freePort(t), freePort(t)
 	s.streamsubAdmin = "http://" + addr(s.adminPort)
 	s.startStreamsub()
-	s.envoy = startEnvoy(t, s.dir, s.grpcPort, s.originPort)
+	cfg, err := load.File(configPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	internal := func(p *envoy.Params) { p.Internal = envoy.HeaderFilterOf(cfg) }
+	s.envoy = startEnvoy(t, s.dir, s.grpcPort, s.originPort, append([]func(*envoy.Params){internal}, opts...)...)
 	s.waitEnvoySeesStreamsub(true)
 	return s
 }

@@ -53,6 +53,15 @@ type Params struct {
 	// DisallowIsError makes a header mutation Envoy refuses fail the
 	// request instead of being ignored (loud in tests).
 	DisallowIsError bool
+	// Internal are the internal headers Envoy strips itself, beneath
+	// streamsub's header_filter: the same lists (HeaderFilterOf), so none
+	// crosses when streamsub is down or fails open. Empty: no safety net.
+	Internal HeaderFilter
+	// StreamIdleTimeout ends a stream that moves no bytes for that long
+	// (a reset once the response has begun); 0 means
+	// DefaultStreamIdleTimeout. It bounds a rewritten body that streamsub
+	// stalls: full-duplex body messages have no message_timeout.
+	StreamIdleTimeout time.Duration
 }
 
 // Endpoint is one host:port.
@@ -88,6 +97,10 @@ type TLS struct {
 	CAFile            string // the CA that signed streamsub's certificate
 	SNI               string // server name sent and required in streamsub's certificate
 }
+
+// DefaultStreamIdleTimeout is the stream idle timeout of the shipped
+// renderings (Envoy's own default is 5 minutes).
+const DefaultStreamIdleTimeout = 60 * time.Second
 
 // Local is the loopback rendering used by `make demo`.
 func Local() Params {
@@ -135,6 +148,12 @@ func Render(p Params) ([]byte, error) {
 	}
 	if p.MaxConnStreams < 1 {
 		return nil, fmt.Errorf("envoy: %s: max concurrent streams %d: want at least 1", p.Name, p.MaxConnStreams)
+	}
+	switch {
+	case p.StreamIdleTimeout == 0:
+		p.StreamIdleTimeout = DefaultStreamIdleTimeout
+	case p.StreamIdleTimeout < time.Millisecond:
+		return nil, fmt.Errorf("envoy: %s: stream idle timeout %v: want 0 (default) or at least 1ms", p.Name, p.StreamIdleTimeout)
 	}
 	var b bytes.Buffer
 	if err := tmpl.Execute(&b, p); err != nil {

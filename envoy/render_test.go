@@ -18,7 +18,7 @@ var update = flag.Bool("update", false, "rewrite the committed renderings from t
 // TestRenderingsInSync fails when a committed rendering differs from what the
 // template produces, so the template stays the single source.
 func TestRenderingsInSync(t *testing.T) {
-	for file, p := range Renderings {
+	for file, p := range shipped(t) {
 		t.Run(file, func(t *testing.T) {
 			got, err := Render(p)
 			if err != nil {
@@ -52,6 +52,7 @@ func TestRenderRejectsBadParams(t *testing.T) {
 		{"no health-check interval", func(p *Params) { p.HealthCheck.Interval = 0 }, "health check"},
 		{"no unhealthy threshold", func(p *Params) { p.HealthCheck.UnhealthyThreshold = 0 }, "health check"},
 		{"no stream per connection", func(p *Params) { p.MaxConnStreams = 0 }, "max concurrent streams 0"},
+		{"stream idle timeout under 1ms", func(p *Params) { p.StreamIdleTimeout = time.Microsecond }, "stream idle timeout 1µs"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -74,12 +75,26 @@ func TestDuration(t *testing.T) {
 	}
 }
 
+// shipped returns the shipped renderings' parameters (Shipped).
+func shipped(t *testing.T) map[string]Params {
+	t.Helper()
+	root, err := ModuleRoot(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := Shipped(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
 // TestValidate runs `envoy --mode validate` on every shipped config and on a
 // test-style rendering (disallow_is_error on, free ports).
 func TestValidate(t *testing.T) {
 	bin := BinaryOrSkip(t)
 	files := map[string]string{}
-	for file := range Renderings {
+	for file := range shipped(t) {
 		files[file] = file
 	}
 	p := Local()
@@ -118,5 +133,22 @@ func TestValidate(t *testing.T) {
 				t.Fatalf("envoy --mode validate -c %s: %v\n%s", path, err, out)
 			}
 		})
+	}
+}
+
+// TestStreamIdleTimeout: 0 renders the default; a set value is rendered as
+// a protobuf duration.
+func TestStreamIdleTimeout(t *testing.T) {
+	for in, want := range map[time.Duration]string{
+		0:                       "stream_idle_timeout: 60s\n",
+		3 * time.Second:         "stream_idle_timeout: 3s\n",
+		1500 * time.Millisecond: "stream_idle_timeout: 1.5s\n",
+	} {
+		p := Local()
+		p.StreamIdleTimeout = in
+		b, err := Render(p)
+		if err != nil || !bytes.Contains(b, []byte(want)) {
+			t.Errorf("Render(%v): %v; want it to contain %q", in, err, want)
+		}
 	}
 }

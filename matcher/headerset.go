@@ -33,7 +33,10 @@ package matcher
 //
 // Nothing allocates.
 
-import "math/bits"
+import (
+	"math/bits"
+	"slices"
+)
 
 const (
 	// maxClasses is the number of distinct case-folded bytes a trie can
@@ -101,6 +104,9 @@ type HeaderSet struct {
 	// where name i+1 starts.
 	exactText, exactCase string
 	exactOff             []uint32
+
+	// names and prefixes are the keys as given, lower-cased.
+	names, prefixes []string
 }
 
 type wideKey struct {
@@ -132,9 +138,11 @@ func NewHeaderSet(names, prefixes []string) *HeaderSet {
 	}
 	for _, n := range names {
 		add(n, false)
+		hs.names = append(hs.names, lowerASCII(n))
 	}
 	for _, p := range prefixes {
 		add(p, true)
+		hs.prefixes = append(hs.prefixes, lowerASCII(p))
 	}
 	if classes > maxClasses {
 		hs.wide = keys
@@ -161,6 +169,24 @@ func NewHeaderSet(names, prefixes []string) *HeaderSet {
 	hs.layout(root, &class)
 	hs.indexExact(keys)
 	return hs
+}
+
+// Names returns the exact names hs was built from, lower-cased, in the
+// order given; nil for a nil set.
+func (hs *HeaderSet) Names() []string {
+	if hs == nil {
+		return nil
+	}
+	return slices.Clone(hs.names)
+}
+
+// Prefixes returns the prefixes hs was built from, lower-cased, in the
+// order given; nil for a nil set.
+func (hs *HeaderSet) Prefixes() []string {
+	if hs == nil {
+		return nil
+	}
+	return slices.Clone(hs.prefixes)
 }
 
 // indexExact fills the exact-name hash index from keys, unless there are

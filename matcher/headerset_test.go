@@ -435,3 +435,21 @@ func flipCase(s string) string {
 		return b
 	}))
 }
+
+// TestHeaderSetKeys: a set reports the keys it was built from (Envoy's
+// safety net is rendered from them), lower-cased and in order, as copies.
+func TestHeaderSetKeys(t *testing.T) {
+	hs := NewHeaderSet([]string{"X-Debug-Token", "x-powered-by"}, []string{"X-Internal-", "x-origin-"})
+	names, prefixes := hs.Names(), hs.Prefixes()
+	if !slices.Equal(names, []string{"x-debug-token", "x-powered-by"}) || !slices.Equal(prefixes, []string{"x-internal-", "x-origin-"}) {
+		t.Fatalf("Names, Prefixes = %q, %q", names, prefixes)
+	}
+	names[0] = "changed"
+	if hs.Names()[0] != "x-debug-token" {
+		t.Error("Names returned the set's own slice")
+	}
+	var none *HeaderSet
+	if none.Names() != nil || none.Prefixes() != nil {
+		t.Error("a nil set has keys")
+	}
+}
