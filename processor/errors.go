@@ -15,7 +15,8 @@ const (
 	errPanic          = "panic"                // recovered at the stream boundary
 	errRecv           = "recv_failed"          // Recv failed other than by EOF/cancel
 	errSend           = "send_failed"          // Send failed
-	errBodyLost       = "held_back_bytes_lost" // the body ended without end_of_stream while bytes were held back
+	errBodyLost       = "held_back_bytes_lost" // a rewritten body ended early while bytes were held back
+	errAbandoned      = "body_abandoned"       // a rewritten body's stream ended before the body (Envoy gave up)
 	errInternal       = "internal"             // handle returned an error that is not a *streamError
 )
 

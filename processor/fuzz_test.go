@@ -58,14 +58,24 @@ func FuzzHandle(f *testing.F) {
 			if !sameKind(req, resp) {
 				t.Fatalf("reply %T to request %T", resp.Response, req.Request)
 			}
-			if rb, ok := req.Request.(*extprocv3.ProcessingRequest_ResponseBody); ok && wasRewriting {
-				m, ok := resp.GetResponseBody().GetResponse().GetBodyMutation().GetMutation().(*extprocv3.BodyMutation_Body)
-				if !ok {
-					t.Fatalf("rewritten chunk answered without a body mutation")
+			_, isBody := req.Request.(*extprocv3.ProcessingRequest_ResponseBody)
+			bodyReply := resp
+			if s.before != nil {
+				// Trailers end a rewritten body: its tail goes first.
+				bodyReply, s.before = s.before, nil
+			} else if !isBody {
+				bodyReply = nil
+			}
+			if bodyReply != nil && wasRewriting {
+				if isBody {
+					in = append(in, body)
 				}
-				in = append(in, body)
+				m := bodyReply.GetResponseBody().GetResponse().GetBodyMutation().GetStreamedResponse()
+				if m == nil {
+					t.Fatalf("rewritten chunk answered without a streamed body")
+				}
 				out = append(out, m.Body...)
-				if rb.ResponseBody.EndOfStream {
+				if s.phase == phaseDone {
 					ms := s.rs.Compiled.NewStream()
 					var want []byte
 					for _, c := range in {

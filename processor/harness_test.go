@@ -201,6 +201,10 @@ func (h *harness) wantModeOverride(body extprocfilterv3.ProcessingMode_BodySendM
 		RequestTrailerMode:  extprocfilterv3.ProcessingMode_SKIP,
 		ResponseTrailerMode: extprocfilterv3.ProcessingMode_SKIP,
 	}
+	if body == extprocfilterv3.ProcessingMode_FULL_DUPLEX_STREAMED {
+		// Full duplex needs the trailers: a body with trailers ends there.
+		want.ResponseTrailerMode = extprocfilterv3.ProcessingMode_SEND
+	}
 	if !proto.Equal(r.GetModeOverride(), want) {
 		h.t.Fatalf("mode_override = %v, want %v", r.GetModeOverride(), want)
 	}
@@ -218,19 +222,27 @@ func (h *harness) openResponse(host, path, contentType string, mode extprocfilte
 }
 
 // wantBodyReply reads a response body reply, which must carry an explicit
-// body mutation, and returns the body.
+// full-duplex body (streamed_response), and returns the body.
 func (h *harness) wantBodyReply() []byte {
+	h.t.Helper()
+	body, _ := h.wantBodyChunk()
+	return body
+}
+
+// wantBodyChunk reads a full-duplex response body reply and returns its
+// body and end_of_stream.
+func (h *harness) wantBodyChunk() ([]byte, bool) {
 	h.t.Helper()
 	r := h.next()
 	rb, ok := r.Response.(*extprocv3.ProcessingResponse_ResponseBody)
 	if !ok {
 		h.t.Fatalf("reply %T, want response body reply", r.Response)
 	}
-	m, ok := rb.ResponseBody.GetResponse().GetBodyMutation().GetMutation().(*extprocv3.BodyMutation_Body)
-	if !ok {
-		h.t.Fatalf("body reply without BodyMutation_Body (%v): Envoy would pass the original chunk", rb.ResponseBody)
+	m := rb.ResponseBody.GetResponse().GetBodyMutation().GetStreamedResponse()
+	if m == nil {
+		h.t.Fatalf("body reply without streamed_response (%v): a full-duplex body needs one", rb.ResponseBody)
 	}
-	return m.Body
+	return m.Body, m.EndOfStream
 }
 
 // wantPassThrough reads a body reply without mutation.

@@ -116,7 +116,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 var (
 	skipReasons = []skipReason{skipNoRuleSet, skipUnknownRuleSet, skipHead, skipStatus,
 		skipBadStatus, skipNoBody, skipGRPC, skipContentType, skipContentEncoding, skipTrailers, skipRememberedNoMatch}
-	errorTokens = []string{errOutOfOrder, errUnknownMessage, errPanic, errRecv, errSend, errBodyLost}
+	errorTokens = []string{errOutOfOrder, errUnknownMessage, errPanic, errRecv, errSend, errBodyLost, errAbandoned}
 )
 
 // InitRuleSets creates the per-rule-set series of names at zero, so that a

@@ -98,6 +98,9 @@ func (s *stream) run() error {
 			return s.fail(errRecv, "ext_proc receive failed", err)
 		}
 		resp, err := s.handle(req)
+		if errors.Is(err, errAbandonedStream) {
+			return nil // counted and logged by finish
+		}
 		if err != nil {
 			token := errInternal
 			if se, ok := errors.AsType[*streamError](err); ok {
@@ -108,13 +111,26 @@ func (s *stream) run() error {
 		if req.GetObservabilityMode() {
 			continue // Envoy ignores replies in observability mode
 		}
-		if err := s.srv.Send(resp); err != nil {
-			if quietEnd(err) {
-				return nil
+		if s.before != nil {
+			before := s.before
+			s.before = nil
+			if err := s.srv.Send(before); err != nil {
+				return s.sendFailed(err)
 			}
-			return s.fail(errSend, "ext_proc send failed", err)
+		}
+		if err := s.srv.Send(resp); err != nil {
+			return s.sendFailed(err)
 		}
 	}
+}
+
+// sendFailed ends the stream after a failed Send: quietly when Envoy is
+// gone, else counted and logged.
+func (s *stream) sendFailed(err error) error {
+	if quietEnd(err) {
+		return nil
+	}
+	return s.fail(errSend, "ext_proc send failed", err)
 }
 
 // fail counts and logs the error that ends this stream, and returns it.

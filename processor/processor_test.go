@@ -3,6 +3,7 @@ package processor
 import (
 	"bytes"
 	"cmp"
+	"context"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -46,14 +47,18 @@ func testCfg(t testing.TB) *config.Config {
 // one stream, in the given chunks, and returns the body replies.
 func rewriteResponse(t *testing.T, p *Processor, chunks []string) [][]byte {
 	h := startStream(t, p)
-	h.openResponse("site.test", "/", "text/html; charset=utf-8", extprocfilterv3.ProcessingMode_STREAMED)
+	h.openResponse("site.test", "/", "text/html; charset=utf-8", extprocfilterv3.ProcessingMode_FULL_DUPLEX_STREAMED)
 	// Envoy pipelines chunks without waiting for replies.
 	for i, c := range chunks {
 		h.sendBody(c, i == len(chunks)-1)
 	}
 	var got [][]byte
-	for range chunks {
-		got = append(got, h.wantBodyReply())
+	for i := range chunks {
+		body, eos := h.wantBodyChunk()
+		if eos != (i == len(chunks)-1) {
+			t.Errorf("reply %d: end_of_stream %v", i, eos)
+		}
+		got = append(got, body)
 	}
 	h.wantNoReply()
 	h.closeOK()
@@ -136,11 +141,10 @@ func TestHeldBackTail(t *testing.T) {
 }
 
 // TestEmptyBodyMutationEncodes checks that an empty output survives the
-// wire as an explicit (empty) body, not as "no mutation".
+// wire as an explicit (empty) streamed body, not as "no mutation".
 func TestEmptyBodyMutationEncodes(t *testing.T) {
 	s := newStream()
-	s.bodyData.Body = nil
-	wire, err := proto.Marshal(s.bodyReply)
+	wire, err := proto.Marshal(s.bodyChunkReply(nil, false))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,8 +153,8 @@ func TestEmptyBodyMutationEncodes(t *testing.T) {
 		t.Fatal(err)
 	}
 	m := back.GetResponseBody().GetResponse().GetBodyMutation().GetMutation()
-	if b, ok := m.(*extprocv3.BodyMutation_Body); !ok || len(b.Body) != 0 {
-		t.Fatalf("decoded mutation %#v, want an empty BodyMutation_Body", m)
+	if b, ok := m.(*extprocv3.BodyMutation_StreamedResponse); !ok || len(b.StreamedResponse.GetBody()) != 0 || b.StreamedResponse.GetEndOfStream() {
+		t.Fatalf("decoded mutation %#v, want an empty streamed_response", m)
 	}
 }
 
@@ -197,7 +201,7 @@ func TestSkipDecisions(t *testing.T) {
 				h.sendResponseHeaders(tt.eos, tt.resp...)
 				mode := extprocfilterv3.ProcessingMode_NONE
 				if tt.rewrite {
-					mode = extprocfilterv3.ProcessingMode_STREAMED
+					mode = extprocfilterv3.ProcessingMode_FULL_DUPLEX_STREAMED
 				}
 				h.wantModeOverride(mode)
 				h.closeOK()
@@ -304,7 +308,7 @@ func TestResponseHeaderFixups(t *testing.T) {
 				h.sendRequestHeaders(":method", "GET", ":authority", tt.host, ":path", "/")
 				h.wantHeadersReply()
 				h.sendResponseHeaders(false, append([]string{":status", "200", "content-type", "text/html"}, tt.resp...)...)
-				c := h.wantModeOverride(extprocfilterv3.ProcessingMode_STREAMED)
+				c := h.wantModeOverride(extprocfilterv3.ProcessingMode_FULL_DUPLEX_STREAMED)
 				hm := c.GetHeaderMutation()
 				if got := hm.GetRemoveHeaders(); !equalStrings(got, tt.wantRemove) {
 					t.Errorf("remove_headers = %q, want %q", got, tt.wantRemove)
@@ -421,7 +425,7 @@ func TestProtocolErrors(t *testing.T) {
 				}
 
 				other.sendResponseHeaders(false, ":status", "200", "content-type", "text/html")
-				other.wantModeOverride(extprocfilterv3.ProcessingMode_STREAMED)
+				other.wantModeOverride(extprocfilterv3.ProcessingMode_FULL_DUPLEX_STREAMED)
 				other.sendBody("<p>", true)
 				other.wantBodyReply()
 				other.closeOK()
@@ -518,24 +522,31 @@ func TestBodyChunkAllocs(t *testing.T) {
 	}
 }
 
+// BenchmarkResponseBody rewrites one chunk per iteration: a 16 KiB chunk
+// (fed to the matcher in one slice) and a 256 KiB one (sixteen slices, the
+// stream's context checked between them).
 func BenchmarkResponseBody(b *testing.B) {
-	cfg := testCfg(b)
-	p := New(func() *config.Config { return cfg }, nil, nil)
-	s := newStream()
-	s.start(p, &fakeStream{ctx: b.Context()})
-	s.method, s.authority, s.phase = "GET", "site.test", phaseRequest
-	s.selectRuleSet()
-	if _, err := s.responseHeaders(&extprocv3.HttpHeaders{Headers: headerMap([]string{":status", "200", "content-type", "text/html"})}); err != nil {
-		b.Fatal(err)
-	}
-	chunk := bytes.Repeat([]byte("<li><a href=\"/x\">foo aab item</a></li>\n"), 16<<10/40)
-	req := &extprocv3.HttpBody{Body: chunk}
-	b.SetBytes(int64(len(chunk)))
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, err := s.responseBody(req); err != nil {
-			b.Fatal(err)
-		}
+	for _, size := range []int{16 << 10, 256 << 10} {
+		b.Run(fmt.Sprintf("%dKiB", size>>10), func(b *testing.B) {
+			cfg := testCfg(b)
+			p := New(func() *config.Config { return cfg }, nil, nil)
+			s := newStream()
+			s.start(p, &fakeStream{ctx: b.Context()})
+			s.method, s.authority, s.phase = "GET", "site.test", phaseRequest
+			s.selectRuleSet()
+			if _, err := s.responseHeaders(&extprocv3.HttpHeaders{Headers: headerMap([]string{":status", "200", "content-type", "text/html"})}); err != nil {
+				b.Fatal(err)
+			}
+			chunk := bytes.Repeat([]byte("<li><a href=\"/x\">foo aab item</a></li>\n"), size/40)
+			req := &extprocv3.HttpBody{Body: chunk}
+			b.SetBytes(int64(len(chunk)))
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := s.responseBody(req); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
 
@@ -580,25 +591,55 @@ func TestBufferCapOverflow(t *testing.T) {
 	})
 }
 
-// TestEndWithoutEndOfStream: if Envoy ends the stream while bytes are held
-// back (trailers, reset), the loss is counted rather than silent.
-func TestEndWithoutEndOfStream(t *testing.T) {
+// holdingBack plays a rewritten response whose first chunk, "xy fo", ends
+// in what may become a match: "fo" is held back.
+func holdingBack(t *testing.T) (*harness, *Metrics) {
+	t.Helper()
+	p, m := newProcessor(t, testCfg(t))
+	h := startStream(t, p)
+	h.openResponse("site.test", "/", "text/html", extprocfilterv3.ProcessingMode_FULL_DUPLEX_STREAMED)
+	h.sendBody("xy fo", false)
+	if got := h.wantBodyReply(); string(got) != "xy " {
+		t.Errorf("reply = %q, want %q", got, "xy ")
+	}
+	return h, m
+}
+
+// TestTrailersEndTheBody: in full duplex a body with trailers has no chunk
+// with end_of_stream; the trailers end it, and the held-back tail goes out
+// in a body reply just ahead of the trailers reply.
+func TestTrailersEndTheBody(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		p, m := newProcessor(t, testCfg(t))
-		h := startStream(t, p)
-		h.openResponse("site.test", "/", "text/html", extprocfilterv3.ProcessingMode_STREAMED)
-		h.sendBody("xy fo", false)
-		if got := h.wantBodyReply(); string(got) != "xy " {
-			t.Errorf("reply = %q, want %q", got, "xy ")
-		}
+		h, m := holdingBack(t)
 		h.send(&extprocv3.ProcessingRequest{Request: &extprocv3.ProcessingRequest_ResponseTrailers{
 			ResponseTrailers: &extprocv3.HttpTrailers{}}})
+		if got, eos := h.wantBodyChunk(); string(got) != "fo" || eos {
+			t.Errorf("tail reply = %q end_of_stream=%v, want %q without end_of_stream", got, eos, "fo")
+		}
 		if r := h.next(); r.GetResponseTrailers() == nil {
 			t.Fatalf("reply %v, want a response trailers reply", r)
 		}
 		h.closeOK()
-		if n := testutil.ToFloat64(m.Errors.WithLabelValues(errBodyLost)); n != 1 {
-			t.Errorf("%s = %v, want 1", errBodyLost, n)
+		if n := sum(t, m.Errors); n != 0 {
+			t.Errorf("%v errors counted", n)
+		}
+		if out := testutil.ToFloat64(m.BytesOut.WithLabelValues("standard")); out != 5 {
+			t.Errorf("bytes out = %v, want 5", out)
+		}
+	})
+}
+
+// TestEndWithoutEndOfStream: if Envoy ends the stream before the body's end
+// (a reset), the body is counted as abandoned and, since bytes were held
+// back, their loss too, rather than silent.
+func TestEndWithoutEndOfStream(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h, m := holdingBack(t)
+		h.closeOK()
+		for _, token := range []string{errBodyLost, errAbandoned} {
+			if n := testutil.ToFloat64(m.Errors.WithLabelValues(token)); n != 1 {
+				t.Errorf("%s = %v, want 1", token, n)
+			}
 		}
 	})
 }
@@ -653,7 +694,7 @@ func TestStreamReuse(t *testing.T) {
 			{"site.test", "", "", ""},
 		} {
 			h := startStream(t, p)
-			h.openResponse(tc.host, "/", "text/html", extprocfilterv3.ProcessingMode_STREAMED)
+			h.openResponse(tc.host, "/", "text/html", extprocfilterv3.ProcessingMode_FULL_DUPLEX_STREAMED)
 			h.sendBody(tc.chunk0, false)
 			h.sendBody(tc.chunk1, true)
 			got := string(h.wantBodyReply()) + string(h.wantBodyReply())
@@ -715,7 +756,7 @@ func TestDefaultRuleSetWithoutRequestHeaders(t *testing.T) {
 					h.closeOK()
 					return
 				}
-				h.wantModeOverride(extprocfilterv3.ProcessingMode_STREAMED)
+				h.wantModeOverride(extprocfilterv3.ProcessingMode_FULL_DUPLEX_STREAMED)
 				h.sendBody("foo", true)
 				if got := h.wantBodyReply(); string(got) != tt.want {
 					t.Errorf("body %q, want %q", got, tt.want)
@@ -772,6 +813,90 @@ func TestFastPathMetrics(t *testing.T) {
 			}
 			if logged := strings.Count(logs.String(), "cache gave up"); logged != int(tt.gaveUp) {
 				t.Errorf("%s: %d gave-up log lines, want %v:\n%.500s", tt.ruleSet, logged, tt.gaveUp, logs.String())
+			}
+		})
+	}
+}
+
+// TestEnvoyConfiguredFullDuplex: an Envoy whose configured response body
+// mode is FULL_DUPLEX_STREAMED (its protocol_config says so) ignores mode
+// overrides and streams skipped bodies too; they go back unchanged, in
+// full-duplex replies, the last one ending the body.
+func TestEnvoyConfiguredFullDuplex(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p, _ := newProcessor(t, testCfg(t))
+		h := startStream(t, p)
+		h.send(&extprocv3.ProcessingRequest{
+			ProtocolConfig: &extprocv3.ProtocolConfiguration{ResponseBodyMode: extprocfilterv3.ProcessingMode_FULL_DUPLEX_STREAMED},
+			Request: &extprocv3.ProcessingRequest_RequestHeaders{RequestHeaders: &extprocv3.HttpHeaders{
+				Headers: headerMap([]string{":method", "GET", ":authority", "site.test", ":path", "/a.png"})}},
+		})
+		h.wantHeadersReply()
+		h.sendResponseHeaders(false, ":status", "200", "content-type", "image/png")
+		h.wantModeOverride(extprocfilterv3.ProcessingMode_NONE)
+		h.sendBody("\x89PNG foo", false)
+		h.sendBody("", true)
+		for i, want := range []string{"\x89PNG foo", ""} {
+			if got, eos := h.wantBodyChunk(); string(got) != want || eos != (i == 1) {
+				t.Errorf("reply %d = %q end_of_stream=%v, want %q", i, got, eos, want)
+			}
+		}
+		h.closeOK()
+	})
+}
+
+// cancelAfter is a stream context that reports cancellation from its nth
+// Err call on: Envoy giving up while a chunk is being rewritten.
+type cancelAfter struct {
+	context.Context
+	n int
+}
+
+func (c *cancelAfter) Err() error {
+	if c.n--; c.n < 0 {
+		return context.Canceled
+	}
+	return nil
+}
+
+// TestAbandonedChunk: when Envoy gives up on the stream, rewriting stops at
+// the next slice boundary; the chunk's rest is never fed to the matcher,
+// and the body is counted and logged once as abandoned (nothing was held
+// back: the chunk has no match in the making).
+func TestAbandonedChunk(t *testing.T) {
+	for _, slices := range []int{0, 1, 3} {
+		t.Run(fmt.Sprint(slices), func(t *testing.T) {
+			var logs bytes.Buffer
+			m := NewMetrics(prometheus.NewRegistry())
+			cfg := testCfg(t)
+			p := New(func() *config.Config { return cfg }, m, slog.New(slog.NewTextHandler(&logs, nil)))
+			s := newStream()
+			s.start(p, &fakeStream{ctx: &cancelAfter{Context: t.Context(), n: slices}})
+			s.method, s.authority, s.phase = "GET", "site.test", phaseRequest
+			s.selectRuleSet()
+			if _, err := s.responseHeaders(&extprocv3.HttpHeaders{Headers: headerMap([]string{":status", "200", "content-type", "text/html"})}); err != nil {
+				t.Fatal(err)
+			}
+			// No match: every byte fed comes straight out.
+			chunk := bytes.Repeat([]byte("<p>text</p>\n"), 10*sliceBytes/12)
+			// The last chunk: Envoy gives up before its end is answered.
+			_, err := s.responseBody(&extprocv3.HttpBody{Body: chunk, EndOfStream: slices == 3})
+			if err != errAbandonedStream {
+				t.Fatalf("responseBody = %v, want errAbandonedStream", err)
+			}
+			if fed := len(s.out) + s.ms.Stats().Buffered; fed != slices*sliceBytes {
+				t.Errorf("matcher fed %d bytes, want %d (%d slices)", fed, slices*sliceBytes, slices)
+			}
+			s.finish()
+			if n := testutil.ToFloat64(m.Errors.WithLabelValues(errAbandoned)); n != 1 {
+				t.Errorf("%s = %v, want 1", errAbandoned, n)
+			}
+			if n := sum(t, m.Errors); n != 1 {
+				t.Errorf("%v errors counted, want 1", n)
+			}
+			if l := logs.String(); !strings.Contains(l, "error="+errAbandoned) || !strings.Contains(l, "rule_set=standard") ||
+				!strings.Contains(l, "mid_chunk=true") || !strings.Contains(l, fmt.Sprintf("chunk_bytes_left=%d", len(chunk)-slices*sliceBytes)) {
+				t.Errorf("log lacks the abandonment:\n%s", logs.String())
 			}
 		})
 	}

@@ -21,7 +21,7 @@ import (
 )
 
 const (
-	streamed = extprocfilterv3.ProcessingMode_STREAMED
+	streamed = extprocfilterv3.ProcessingMode_FULL_DUPLEX_STREAMED
 	skipped  = extprocfilterv3.ProcessingMode_NONE
 )
 

@@ -103,7 +103,7 @@ func TestResponseHeaderRewriting(t *testing.T) {
 			extprocfilterv3.ProcessingMode_NONE, []string{"remove link", "link: <https://clone.test/>"}, 1},
 		{"rewritten body and header", "GET", false, []string{":status", "200", "content-type", "text/html",
 			"access-control-allow-origin", "https://www.example.com", "x-powered-by", "www.example.com"},
-			extprocfilterv3.ProcessingMode_STREAMED, []string{
+			extprocfilterv3.ProcessingMode_FULL_DUPLEX_STREAMED, []string{
 				"remove x-powered-by,content-length,last-modified,access-control-allow-origin",
 				"access-control-allow-origin: https://clone.test",
 			}, 1},
@@ -123,7 +123,7 @@ func TestResponseHeaderRewriting(t *testing.T) {
 				if n := testutil.ToFloat64(m.HeaderReplacements.WithLabelValues("clone", dirResponse)); n != tt.n {
 					t.Errorf("header replacements %v, want %v", n, tt.n)
 				}
-				if tt.mode == extprocfilterv3.ProcessingMode_STREAMED {
+				if tt.mode == extprocfilterv3.ProcessingMode_FULL_DUPLEX_STREAMED {
 					h.sendBody("", true)
 					h.wantBodyReply()
 				}

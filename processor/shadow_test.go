@@ -48,14 +48,14 @@ func playBody(t *testing.T, p *Processor, host, contentType string, mode extproc
 	h := startStream(t, p)
 	h.openResponse(host, "/page", contentType, mode)
 	var got strings.Builder
-	if mode == extprocfilterv3.ProcessingMode_STREAMED {
+	if mode != extprocfilterv3.ProcessingMode_NONE {
 		for i, c := range chunks {
 			h.sendBody(c, i == len(chunks)-1)
 		}
 		for _, c := range chunks {
 			r := h.next()
 			if m := r.GetResponseBody().GetResponse().GetBodyMutation(); m != nil {
-				got.Write(m.GetBody())
+				got.Write(m.GetStreamedResponse().GetBody())
 			} else {
 				got.WriteString(c)
 			}
@@ -67,7 +67,13 @@ func playBody(t *testing.T, p *Processor, host, contentType string, mode extproc
 }
 
 func TestShadow(t *testing.T) {
-	const streamed, none = extprocfilterv3.ProcessingMode_STREAMED, extprocfilterv3.ProcessingMode_NONE
+	// A body the live rule set rewrites goes full duplex; one streamed for
+	// the shadow alone, STREAMED.
+	const (
+		fds      = extprocfilterv3.ProcessingMode_FULL_DUPLEX_STREAMED
+		streamed = extprocfilterv3.ProcessingMode_STREAMED
+		none     = extprocfilterv3.ProcessingMode_NONE
+	)
 	tests := []struct {
 		name        string
 		host, ct    string
@@ -79,23 +85,23 @@ func TestShadow(t *testing.T) {
 		rules       map[string]float64 // shadow replacements by rule
 		capExceeded float64
 	}{
-		{"same output", "site.test", "text/html", []string{"fo", "o a", "ab"}, streamed,
+		{"same output", "site.test", "text/html", []string{"fo", "o a", "ab"}, fds,
 			"bar X", 1, 1, map[string]float64{"foo": 1, "ab": 1}, 0}, // X vs Y
-		{"same output, no ab", "site.test", "text/html", []string{"f", "oo ", "foo"}, streamed,
+		{"same output, no ab", "site.test", "text/html", []string{"f", "oo ", "foo"}, fds,
 			"bar bar", 1, 0, map[string]float64{"foo": 2}, 0},
-		{"shadow adds a rule", "site.test", "text/html", []string{"baz ", "foo"}, streamed,
+		{"shadow adds a rule", "site.test", "text/html", []string{"baz ", "foo"}, fds,
 			"baz bar", 1, 1, map[string]float64{"foo": 1, "1": 1}, 0},
 		{"only the shadow rewrites the type", "site.test", "text/css", []string{"ba", "z"}, streamed,
 			"baz", 1, 1, map[string]float64{"1": 1}, 0},
 		{"only the shadow, nothing to replace", "site.test", "text/css", []string{"plain"}, streamed,
 			"plain", 1, 0, nil, 0},
-		{"only the live rule set rewrites the type", "site.test", "application/json", []string{`{"foo":1}`}, streamed,
+		{"only the live rule set rewrites the type", "site.test", "application/json", []string{`{"foo":1}`}, fds,
 			`{"bar":1}`, 1, 1, nil, 0},
 		{"neither rewrites the type", "site.test", "image/png", []string{"foo"}, none,
 			"", 0, 0, nil, 0},
-		{"shadow over its cap", "cap.test", "text/html", strings.Split("x<!-- a comment longer than the cap -->x", ""), streamed,
+		{"shadow over its cap", "cap.test", "text/html", strings.Split("x<!-- a comment longer than the cap -->x", ""), fds,
 			"y<!-- a comment longer than the cap -->y", 1, 1, nil, 1},
-		{"shadow within its cap", "cap.test", "text/html", []string{"x<!-- short -->x"}, streamed,
+		{"shadow within its cap", "cap.test", "text/html", []string{"x<!-- short -->x"}, fds,
 			"y<!-- short -->y", 1, 1, map[string]float64{"comment": 1}, 0},
 	}
 	for _, tc := range tests {
@@ -152,8 +158,8 @@ func TestShadowNeverChangesTheResponse(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				p, _ := newProcessor(t, with)
 				q, _ := newProcessor(t, without)
-				const streamed = extprocfilterv3.ProcessingMode_STREAMED
-				if got, want := playBody(t, p, host, "text/html", streamed, chunks), playBody(t, q, host, "text/html", streamed, chunks); got != want {
+				const fds = extprocfilterv3.ProcessingMode_FULL_DUPLEX_STREAMED
+				if got, want := playBody(t, p, host, "text/html", fds, chunks), playBody(t, q, host, "text/html", fds, chunks); got != want {
 					t.Errorf("%q: with the shadow %q, without %q", chunks, got, want)
 				}
 			})
@@ -167,7 +173,7 @@ func TestShadowSample(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		p, m := newProcessor(t, shadowCfg(t, 0.25))
 		for i := 1; i <= 10; i++ {
-			playBody(t, p, "site.test", "text/html", extprocfilterv3.ProcessingMode_STREAMED, []string{"foo"})
+			playBody(t, p, "site.test", "text/html", extprocfilterv3.ProcessingMode_FULL_DUPLEX_STREAMED, []string{"foo"})
 			if n, want := testutil.ToFloat64(m.ShadowBodies.WithLabelValues("next")), float64(i/4); n != want {
 				t.Fatalf("after %d responses: %v shadowed, want %v", i, n, want)
 			}
@@ -185,12 +191,12 @@ func TestShadowDifferenceLog(t *testing.T) {
 		m := NewMetrics(prometheus.NewRegistry())
 		cfg := shadowCfg(t, 1)
 		p := New(func() *config.Config { return cfg }, m, slog.New(slog.NewTextHandler(&logs, nil)))
-		const streamed = extprocfilterv3.ProcessingMode_STREAMED
+		const fds = extprocfilterv3.ProcessingMode_FULL_DUPLEX_STREAMED
 		for range 3 {
-			playBody(t, p, "site.test", "text/html", streamed, []string{"<p>foo ", "baz</p>"})
+			playBody(t, p, "site.test", "text/html", fds, []string{"<p>foo ", "baz</p>"})
 		}
 		time.Sleep(shadowLogInterval)
-		playBody(t, p, "site.test", "text/html", streamed, []string{"<p>foo ", "baz</p>"})
+		playBody(t, p, "site.test", "text/html", fds, []string{"<p>foo ", "baz</p>"})
 		lines := strings.Split(strings.TrimSpace(logs.String()), "\n")
 		if len(lines) != 2 {
 			t.Fatalf("%d log lines, want 2 (one per second):\n%s", len(lines), logs.String())

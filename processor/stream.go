@@ -3,6 +3,7 @@ package processor
 import (
 	"bytes"
 	"context"
+	"errors"
 	"log/slog"
 	"strings"
 	"time"
@@ -24,7 +25,7 @@ const (
 	phaseStart   phase = iota // nothing seen yet
 	phaseRequest              // request headers answered
 	phaseBody                 // response headers answered; body chunks may follow
-	phaseDone                 // the response body's end_of_stream was answered
+	phaseDone                 // the response body's end (end_of_stream or trailers) was answered
 )
 
 // stream is the state of one Process stream. Everything in it is owned by
@@ -45,12 +46,20 @@ type stream struct {
 	path      string
 	ms        *matcher.Stream // the body's rewriter; nil unless the body is rewritten
 	decision  skipReason      // set by response headers
-	nIn, nOut int             // body bytes in and out, for the debug summary
-	reported  int             // replacements already added to the metric
-	fallbacks int             // fast-path fallbacks already added to the metric
-	gaveUp    bool            // a DFA cache that gave up was counted
-	overflow  bool            // the cap overflow was logged and counted
-	recall    recall          // what the memory is to learn of this body (remember.go)
+	// envoyFullDuplex: Envoy's configured response body mode (its
+	// protocol_config) is FULL_DUPLEX_STREAMED, so it ignores our mode
+	// overrides and streams every body that way.
+	envoyFullDuplex bool
+	// abandoned: Envoy gave up on the stream while a chunk was being
+	// rewritten, with chunkLeft bytes of it not fed to the matcher.
+	abandoned bool
+	chunkLeft int
+	nIn, nOut int    // body bytes in and out, for the debug summary
+	reported  int    // replacements already added to the metric
+	fallbacks int    // fast-path fallbacks already added to the metric
+	gaveUp    bool   // a DFA cache that gave up was counted
+	overflow  bool   // the cap overflow was logged and counted
+	recall    recall // what the memory is to learn of this body (remember.go)
 	// Header rewriting: replacements made (both directions, for the debug
 	// summary), and whether a refused value was logged.
 	headerReplacements  int
@@ -66,7 +75,10 @@ type stream struct {
 	out       []byte
 	removes   []string
 	bodyReply *extprocv3.ProcessingResponse
-	bodyData  *extprocv3.BodyMutation_Body
+	bodyData  *extprocv3.StreamedBodyResponse
+	// before is a reply to send ahead of the one handle returns (the
+	// body's tail, ahead of the trailers reply); nil when none.
+	before *extprocv3.ProcessingResponse
 
 	// Scratch of rewriteHeaders, reused likewise: new values, which header
 	// each belongs to, the names changed.
@@ -76,12 +88,14 @@ type stream struct {
 }
 
 func newStream() *stream {
-	s := &stream{bodyData: &extprocv3.BodyMutation_Body{}}
+	s := &stream{bodyData: &extprocv3.StreamedBodyResponse{}}
 	s.bodyReply = &extprocv3.ProcessingResponse{
 		Response: &extprocv3.ProcessingResponse_ResponseBody{
 			ResponseBody: &extprocv3.BodyResponse{
 				Response: &extprocv3.CommonResponse{
-					BodyMutation: &extprocv3.BodyMutation{Mutation: s.bodyData},
+					BodyMutation: &extprocv3.BodyMutation{
+						Mutation: &extprocv3.BodyMutation_StreamedResponse{StreamedResponse: s.bodyData},
+					},
 				},
 			},
 		},
@@ -101,7 +115,7 @@ func (s *stream) start(p *Processor, srv extprocv3.ExternalProcessor_ProcessServ
 	}
 	*s = stream{p: p, srv: srv, out: out, removes: removes, bodyReply: reply, bodyData: data, spare: spare, spareRS: spareRS, sh: sh,
 		hdrBuf: hdrBuf, hdrChanges: hdrChanges, hdrNames: hdrNames}
-	data.Body = nil
+	data.Body, data.EndOfStream = nil, false
 	if p.current != nil {
 		s.cfg = p.current()
 	}
@@ -109,13 +123,8 @@ func (s *stream) start(p *Processor, srv extprocv3.ExternalProcessor_ProcessServ
 
 // finish accounts for a stream that ended, cleanly or not.
 func (s *stream) finish() {
-	if s.ms != nil && s.phase != phaseDone && s.ms.Stats().Buffered > 0 {
-		// Envoy ended the stream (trailers, client gone, timeout) before
-		// end_of_stream: the held-back tail never reached the client.
-		s.p.metrics.Errors.WithLabelValues(errBodyLost).Inc()
-		s.p.log.Warn("response body ended without end_of_stream; held-back bytes lost",
-			"error", errBodyLost, "rule_set", s.rs.Name, "held_back", s.ms.Stats().Buffered,
-			"authority", s.authority, "path", s.path)
+	if s.ms != nil && (s.phase != phaseDone || s.abandoned) {
+		s.countUnfinished()
 	}
 	s.reportStats()
 	s.shadowFinish()
@@ -126,7 +135,7 @@ func (s *stream) finish() {
 		s.spare, s.spareRS = s.ms, s.rs.Compiled
 	}
 	clear(s.hdrChanges) // the pool must not keep this stream's headers alive
-	s.ms, s.srv, s.cfg, s.rs, s.bytesIn, s.bytesOut = nil, nil, nil, nil, nil, nil
+	s.ms, s.srv, s.cfg, s.rs, s.bytesIn, s.bytesOut, s.before = nil, nil, nil, nil, nil, nil, nil
 	s.bodyData.Body = nil
 }
 
@@ -184,8 +193,12 @@ func (s *stream) matcherStream() *matcher.Stream {
 }
 
 // handle answers one message. Every message that Envoy waits on gets
-// exactly one reply.
+// exactly one reply; response trailers that end a rewritten body get the
+// body's tail first (s.before).
 func (s *stream) handle(req *extprocv3.ProcessingRequest) (*extprocv3.ProcessingResponse, error) {
+	if pc := req.GetProtocolConfig(); pc != nil {
+		s.envoyFullDuplex = pc.GetResponseBodyMode() == extprocfilterv3.ProcessingMode_FULL_DUPLEX_STREAMED
+	}
 	switch r := req.Request.(type) {
 	case *extprocv3.ProcessingRequest_RequestHeaders:
 		return s.requestHeaders(r.RequestHeaders)
@@ -201,6 +214,7 @@ func (s *stream) handle(req *extprocv3.ProcessingRequest) (*extprocv3.Processing
 		return &extprocv3.ProcessingResponse{Response: &extprocv3.ProcessingResponse_RequestTrailers{
 			RequestTrailers: &extprocv3.TrailersResponse{}}}, nil
 	case *extprocv3.ProcessingRequest_ResponseTrailers:
+		s.responseTrailers()
 		return &extprocv3.ProcessingResponse{Response: &extprocv3.ProcessingResponse_ResponseTrailers{
 			ResponseTrailers: &extprocv3.TrailersResponse{}}}, nil
 	default:
@@ -311,27 +325,30 @@ func (s *stream) responseHeaders(h *extprocv3.HttpHeaders) (*extprocv3.Processin
 		ResponseTrailerMode: extprocfilterv3.ProcessingMode_SKIP,
 	}
 	var set []*corev3.HeaderValueOption
-	if reason != rewrite {
-		s.p.metrics.Skipped.WithLabelValues(string(reason)).Inc()
-		if s.startShadow(f, reason) {
-			// Streamed for the shadow alone, passed through unchanged:
-			// Envoy sends it without content-length (chunked).
-			mode.ResponseBodyMode = extprocfilterv3.ProcessingMode_STREAMED
-		} else if clen != nil && !containsFold(s.removes, "content-length") {
-			// An Envoy configured with response_body_mode STREAMED drops
-			// content-length before asking us, even if we then skip the
-			// body; setting it in this reply puts it back (checked in
-			// e2e TestEnvoyModeOverrideNone).
-			set = append(set, overwrite("content-length", value(clen)))
-		}
-	} else {
-		mode.ResponseBodyMode = extprocfilterv3.ProcessingMode_STREAMED
+	shadowOnly := false // streamed for the shadow rule set alone
+	if reason == rewrite {
+		// FULL_DUPLEX_STREAMED: Envoy fails the stream (a reset once the
+		// body has begun) rather than fail open mid-body, so a client
+		// never gets half a rewrite; trailers must be sent in that mode,
+		// and they are where a body with trailers ends (design.md §2).
+		mode.ResponseBodyMode = extprocfilterv3.ProcessingMode_FULL_DUPLEX_STREAMED
+		mode.ResponseTrailerMode = extprocfilterv3.ProcessingMode_SEND
 		s.ms = s.matcherStream()
 		s.startShadow(f, reason)
 		s.bytesIn = s.p.metrics.BytesIn.WithLabelValues(s.rs.Name)
 		s.bytesOut = s.p.metrics.BytesOut.WithLabelValues(s.rs.Name)
 		s.p.metrics.Rewritten.WithLabelValues(s.rs.Name).Inc()
-
+	} else {
+		s.p.metrics.Skipped.WithLabelValues(string(reason)).Inc()
+		if shadowOnly = s.startShadow(f, reason); shadowOnly {
+			// Streamed for the shadow alone and passed through unchanged:
+			// STREAMED is enough, since a failure mid-body can only pass
+			// on more of the original. (An Envoy configured with STREAMED
+			// then sends it without content-length, chunked.)
+			mode.ResponseBodyMode = extprocfilterv3.ProcessingMode_STREAMED
+		}
+	}
+	if reason == rewrite {
 		// The body changes: its length is unknown, its date is not the
 		// origin's, and byte-for-byte equality with the origin is gone.
 		s.removes = appendName(s.removes, "content-length")
@@ -347,6 +364,12 @@ func (s *stream) responseHeaders(h *extprocv3.HttpHeaders) (*extprocv3.Processin
 				s.removes = appendName(s.removes, "etag")
 			}
 		}
+	} else if clen != nil && !shadowOnly && !containsFold(s.removes, "content-length") {
+		// An Envoy configured with response_body_mode STREAMED drops
+		// content-length before asking us, even if we then skip the
+		// body; setting it in this reply puts it back (checked in e2e
+		// TestEnvoyModeOverrideNone).
+		set = append(set, overwrite("content-length", value(clen)))
 	}
 	if s.rs != nil {
 		// Whatever the body: a redirect, an image's link header, a 304.
@@ -364,34 +387,107 @@ func (s *stream) responseBody(b *extprocv3.HttpBody) (*extprocv3.ProcessingRespo
 	switch s.phase {
 	case phaseBody:
 	case phaseDone:
-		return nil, outOfOrder("response body after end_of_stream")
+		return nil, outOfOrder("response body after its end")
 	default:
 		return nil, outOfOrder("response body before response headers")
 	}
-	if b.GetEndOfStream() {
+	eos := b.GetEndOfStream()
+	if eos {
 		s.phase = phaseDone
 	}
 	if s.ms == nil {
 		// Skipped, but streamed for the shadow rule set, or by Envoy
-		// anyway (mode override not allowed): a reply without a body
-		// mutation passes the chunk on.
-		s.shadowWrite(b.GetBody(), b.GetBody(), b.GetEndOfStream())
+		// anyway.
+		s.shadowWrite(b.GetBody(), b.GetBody(), eos)
+		if s.envoyFullDuplex {
+			// Envoy configured with full duplex ignores mode overrides:
+			// hand the chunk back as it came.
+			return s.bodyChunkReply(b.GetBody(), eos), nil
+		}
+		// A reply without a body mutation passes the chunk on.
 		return &extprocv3.ProcessingResponse{Response: &extprocv3.ProcessingResponse_ResponseBody{
 			ResponseBody: &extprocv3.BodyResponse{}}}, nil
 	}
 
 	chunk := b.GetBody()
 	t0 := time.Now()
-	out := s.ms.Write(s.out[:0], chunk)
-	if b.GetEndOfStream() {
+	out, err := s.rewriteChunk(s.out[:0], chunk)
+	s.out = out // kept for reuse, also when abandoned
+	if err != nil {
+		return nil, err
+	}
+	if eos {
 		out = s.ms.Close(out)
+		s.out = out
 	}
 	s.p.metrics.ChunkSeconds.Observe(time.Since(t0).Seconds())
-	s.shadowWrite(chunk, out, b.GetEndOfStream())
-	s.out = out
-	s.bytesIn.Add(float64(len(chunk)))
+	s.shadowWrite(chunk, out, eos)
+	s.countBody(len(chunk), out)
+	if eos {
+		s.reportStats()
+		s.rememberBody()
+	}
+	return s.bodyChunkReply(out, eos), nil
+}
+
+// rewriteChunk appends the rewrite of chunk to dst. It feeds the matcher
+// at most sliceBytes at a time and stops, with errAbandonedStream, when
+// Envoy has given up on the stream (message timeout, idle timeout, client
+// gone: the stream's context is cancelled), so a costly rule set burns no
+// more than one slice after that. The output does not depend on the slicing
+// (semantics.md "Streaming"), except where the hold-back cap overflows: the
+// cap is checked at each slice's end.
+func (s *stream) rewriteChunk(dst, chunk []byte) ([]byte, error) {
+	ctx := s.srv.Context()
+	for {
+		if ctx.Err() != nil {
+			s.abandon(len(chunk))
+			return dst, errAbandonedStream
+		}
+		n := min(len(chunk), sliceBytes)
+		dst = s.ms.Write(dst, chunk[:n])
+		if chunk = chunk[n:]; len(chunk) == 0 {
+			return dst, nil
+		}
+	}
+}
+
+// sliceBytes is the most input the processor hands the matcher between two
+// checks of the stream's context.
+const sliceBytes = 16 << 10
+
+// errAbandonedStream ends a stream that Envoy gave up on while a chunk was
+// being rewritten, quietly; finish counts and logs it.
+var errAbandonedStream = errors.New("processor: Envoy gave up on the stream")
+
+// abandon notes that Envoy gave up on the stream while a chunk was being
+// rewritten, with rest bytes of it not fed to the matcher; finish counts it.
+func (s *stream) abandon(rest int) {
+	s.abandoned, s.chunkLeft = true, rest
+}
+
+// countUnfinished counts and logs a rewritten body whose stream ended
+// before the body did: Envoy gave up (client gone, a timeout, a reset) or
+// the stream failed. Rewriting stopped there, between two chunks or at a
+// slice boundary inside one; bytes held back for a pending match are lost.
+func (s *stream) countUnfinished() {
+	held := s.ms.Stats().Buffered
+	s.p.metrics.Errors.WithLabelValues(errAbandoned).Inc()
+	if held > 0 {
+		s.p.metrics.Errors.WithLabelValues(errBodyLost).Inc()
+	}
+	s.p.log.Warn("response body abandoned before its end; rewriting stopped",
+		"error", errAbandoned, "rule_set", s.rs.Name, "bytes_in", s.nIn, "mid_chunk", s.abandoned,
+		"chunk_bytes_left", s.chunkLeft, "held_back_lost", held,
+		"authority", s.authority, "path", s.path)
+}
+
+// countBody adds a chunk of n bytes in and its output out to the metrics,
+// and logs and counts a hold-back cap overflow once.
+func (s *stream) countBody(n int, out []byte) {
+	s.bytesIn.Add(float64(n))
 	s.bytesOut.Add(float64(len(out)))
-	s.nIn += len(chunk)
+	s.nIn += n
 	s.nOut += len(out)
 	if !s.overflow && s.ms.Stats().Overflowed {
 		s.overflow = true
@@ -400,14 +496,31 @@ func (s *stream) responseBody(b *extprocv3.HttpBody) (*extprocv3.ProcessingRespo
 			"error", "stream_buffer_cap_exceeded", "rule_set", s.rs.Name,
 			"authority", s.authority, "path", s.path)
 	}
-	if b.GetEndOfStream() {
-		s.reportStats()
-		s.rememberBody()
+}
+
+// bodyChunkReply returns the reused full-duplex body reply carrying out.
+// It is always explicit, even empty; eos ends the body.
+func (s *stream) bodyChunkReply(out []byte, eos bool) *extprocv3.ProcessingResponse {
+	s.bodyData.Body, s.bodyData.EndOfStream = out, eos
+	return s.bodyReply
+}
+
+// responseTrailers ends a body that ends with trailers (no chunk carries
+// end_of_stream then): the held-back tail goes out ahead of the trailers
+// reply. Full duplex only; a skipped body has nothing held.
+func (s *stream) responseTrailers() {
+	if s.ms == nil || s.phase != phaseBody {
+		return
 	}
-	// Always an explicit body, even empty: no mutation would pass the
-	// original chunk through.
-	s.bodyData.Body = out
-	return s.bodyReply, nil
+	s.phase = phaseDone
+	out := s.ms.Close(s.out[:0])
+	s.out = out
+	s.shadowWrite(nil, out, true)
+	s.countBody(0, out)
+	s.reportStats()
+	s.rememberBody()
+	// Not end_of_stream: the trailers reply that follows ends the body.
+	s.before = s.bodyChunkReply(out, false)
 }
 
 // overwrite sets header key to v, replacing any value. The value goes in

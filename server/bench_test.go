@@ -3,13 +3,11 @@ package server
 import (
 	"bytes"
 	"testing"
-
-	extprocv3 "github.com/envoyproxy/go-control-plane/envoy/service/ext_proc/v3"
 )
 
 // BenchmarkProcessRoundTrip sends 16 KiB response body chunks through a
-// real gRPC Process stream over loopback and waits for each reply, as
-// Envoy's STREAMED mode does: the service's cost per chunk including gRPC.
+// real gRPC Process stream over loopback and waits for each reply: the
+// service's cost per chunk including gRPC (Envoy pipelines chunks instead).
 // Compare with processor's BenchmarkResponseBody (same chunk, no gRPC).
 func BenchmarkProcessRoundTrip(b *testing.B) {
 	ts := startServerTB(b, nil)
@@ -22,7 +20,7 @@ func BenchmarkProcessRoundTrip(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		r := roundTrip(b, pc, req)
-		if _, ok := r.GetResponseBody().GetResponse().GetBodyMutation().GetMutation().(*extprocv3.BodyMutation_Body); !ok {
+		if r.GetResponseBody().GetResponse().GetBodyMutation().GetStreamedResponse() == nil {
 			b.Fatalf("reply %v without body", r)
 		}
 	}

@@ -221,8 +221,8 @@ func TestHealthAndProcessRoundTrip(t *testing.T) {
 		t.Errorf("remove_headers = %q, want [X-Debug-Token]", got)
 	}
 	r = roundTrip(t, pc, responseHeaders(":status", "200", "content-type", "text/html", "content-length", "12"))
-	if bodyMode(r) != extprocfilterv3.ProcessingMode_STREAMED {
-		t.Fatalf("mode_override %v, want STREAMED", r.GetModeOverride())
+	if bodyMode(r) != extprocfilterv3.ProcessingMode_FULL_DUPLEX_STREAMED {
+		t.Fatalf("mode_override %v, want FULL_DUPLEX_STREAMED", r.GetModeOverride())
 	}
 	chunks := []string{"<p>fo", "o</p>", ""}
 	for i, c := range chunks {
@@ -236,9 +236,9 @@ func TestHealthAndProcessRoundTrip(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		m, ok := r.GetResponseBody().GetResponse().GetBodyMutation().GetMutation().(*extprocv3.BodyMutation_Body)
-		if !ok {
-			t.Fatalf("body reply %v without a body mutation", r)
+		m := r.GetResponseBody().GetResponse().GetBodyMutation().GetStreamedResponse()
+		if m == nil {
+			t.Fatalf("body reply %v without a streamed body", r)
 		}
 		got.Write(m.Body)
 	}
@@ -297,13 +297,13 @@ func TestReload(t *testing.T) {
 	}
 
 	// Old stream: v1 rewrites text/html.
-	if r := roundTrip(t, before, responseHeaders(":status", "200", "content-type", "text/html")); bodyMode(r) != extprocfilterv3.ProcessingMode_STREAMED {
-		t.Errorf("stream from before the reload: mode %v, want STREAMED (v1 takes text/html)", r.GetModeOverride())
+	if r := roundTrip(t, before, responseHeaders(":status", "200", "content-type", "text/html")); bodyMode(r) != extprocfilterv3.ProcessingMode_FULL_DUPLEX_STREAMED {
+		t.Errorf("stream from before the reload: mode %v, want FULL_DUPLEX_STREAMED (v1 takes text/html)", r.GetModeOverride())
 	}
 	// New streams: v2 takes text/plain only.
 	for ct, want := range map[string]extprocfilterv3.ProcessingMode_BodySendMode{
 		"text/html":  extprocfilterv3.ProcessingMode_NONE,
-		"text/plain": extprocfilterv3.ProcessingMode_STREAMED,
+		"text/plain": extprocfilterv3.ProcessingMode_FULL_DUPLEX_STREAMED,
 	} {
 		pc := ts.process(t, t.Context())
 		roundTrip(t, pc, requestHeaders(":method", "GET", ":authority", "site.test"))
@@ -386,11 +386,11 @@ func TestGracefulStop(t *testing.T) {
 		t.Errorf("/healthz while draining: %d, want 503", code)
 	}
 	// The in-flight stream still completes.
-	if r := roundTrip(t, pc, responseHeaders(":status", "200", "content-type", "text/html")); bodyMode(r) != extprocfilterv3.ProcessingMode_STREAMED {
-		t.Errorf("draining stream: mode %v, want STREAMED", r.GetModeOverride())
+	if r := roundTrip(t, pc, responseHeaders(":status", "200", "content-type", "text/html")); bodyMode(r) != extprocfilterv3.ProcessingMode_FULL_DUPLEX_STREAMED {
+		t.Errorf("draining stream: mode %v, want FULL_DUPLEX_STREAMED", r.GetModeOverride())
 	}
 	r := roundTrip(t, pc, body("foo", true))
-	if got := r.GetResponseBody().GetResponse().GetBodyMutation().GetBody(); string(got) != "bar" {
+	if got := r.GetResponseBody().GetResponse().GetBodyMutation().GetStreamedResponse().GetBody(); string(got) != "bar" {
 		t.Errorf("draining stream: reply %v, want the rewritten body %q", r, "bar")
 	}
 	pc.CloseSend()
