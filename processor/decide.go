@@ -33,6 +33,9 @@ type responseFacts struct {
 	contentEncoding string // response content-encoding values joined with ","
 	trailer         bool   // the response announces trailers (a trailer header)
 	endOfStream     bool   // the response headers end the response: no body follows
+	// anyContentType: the content type is not known and must not stop a
+	// rewrite (a 304 usually has none; it stands for the 200's).
+	anyContentType bool
 }
 
 // decide reports whether a response body is rewritten with rs, and if not,
@@ -58,10 +61,39 @@ func decide(rs *config.RuleSet, f responseFacts) skipReason {
 		// Held-back bytes could never be flushed: with trailers no body
 		// chunk carries end_of_stream.
 		return skipTrailers
-	case !rs.AcceptsContentType(f.contentType):
+	case !f.anyContentType && !rs.AcceptsContentType(f.contentType):
 		return skipContentType
 	}
 	return rewrite
+}
+
+// representsRewrite reports whether a response must carry the headers of
+// a rewritten body (no content-length, last-modified per the rule set, a
+// weak ETag): its body is rewritten (reason is rewrite), or it is a HEAD or
+// a 304 whose GET, or 200, would be. A HEAD answer's headers are those a
+// GET would get (RFC 9110 §9.3.2), and a 304 names the representation a
+// 200 would send (§15.4.5): its ETag must match the weakened one the client
+// holds. A 304 without a content-type is taken as the rule set's.
+func representsRewrite(rs *config.RuleSet, f responseFacts, reason skipReason) bool {
+	if reason == rewrite {
+		return true
+	}
+	if rs == nil {
+		return false
+	}
+	g, ok := f, false
+	if strings.EqualFold(f.method, "HEAD") {
+		g.method, ok = "GET", true
+	}
+	if f.status == 304 {
+		g.status, ok = 200, true
+		g.anyContentType = f.contentType == ""
+	}
+	if !ok {
+		return false
+	}
+	g.endOfStream = false // a HEAD's or a 304's headers end it; a GET's would not
+	return decide(rs, g) == rewrite
 }
 
 // isGRPC reports whether a content-type is gRPC's (application/grpc,

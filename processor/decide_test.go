@@ -76,3 +76,44 @@ func TestWeakETag(t *testing.T) {
 		}
 	}
 }
+
+// TestRepresentsRewrite: a HEAD or a 304 carries the headers a GET or 200
+// would (rewritten or not); anything else only when its body is rewritten.
+func TestRepresentsRewrite(t *testing.T) {
+	html := &config.RuleSet{Name: "html", ContentTypes: []string{"text/html"}}
+	get := responseFacts{method: "GET", status: 200, contentType: "text/html"}
+	with := func(f func(*responseFacts)) responseFacts { r := get; f(&r); return r }
+	head := func(f *responseFacts) { f.method, f.endOfStream = "HEAD", true }
+	notModified := func(f *responseFacts) { f.status, f.contentType, f.endOfStream = 304, "", true }
+	tests := []struct {
+		name string
+		rs   *config.RuleSet
+		f    responseFacts
+		want bool
+	}{
+		{"rewritten GET", html, get, true},
+		{"skipped GET", html, with(func(f *responseFacts) { f.contentType = "image/png" }), false},
+		{"HEAD of a page", html, with(head), true},
+		{"head (any case)", html, with(func(f *responseFacts) { head(f); f.method = "head" }), true},
+		{"HEAD of an image", html, with(func(f *responseFacts) { head(f); f.contentType = "image/png" }), false},
+		{"HEAD of a gzip page", html, with(func(f *responseFacts) { head(f); f.contentEncoding = "gzip" }), false},
+		{"HEAD announcing trailers", html, with(func(f *responseFacts) { head(f); f.trailer = true }), false},
+		{"HEAD of a 204", html, with(func(f *responseFacts) { head(f); f.status = 204 }), false},
+		{"HEAD without rule set", nil, with(head), false},
+		{"304 without content-type", html, with(notModified), true},
+		{"304 of a page", html, with(func(f *responseFacts) { notModified(f); f.contentType = "text/html" }), true},
+		{"304 of an image", html, with(func(f *responseFacts) { notModified(f); f.contentType = "image/png" }), false},
+		{"304 of a gzip page", html, with(func(f *responseFacts) { notModified(f); f.contentEncoding = "gzip" }), false},
+		{"304 without rule set", nil, with(notModified), false},
+		{"304 to a HEAD", html, with(func(f *responseFacts) { notModified(f); f.method = "HEAD" }), true},
+		{"204", html, with(func(f *responseFacts) { f.status, f.endOfStream = 204, true }), false},
+		{"200 without body", html, with(func(f *responseFacts) { f.endOfStream = true }), false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := representsRewrite(tt.rs, tt.f, decide(tt.rs, tt.f)); got != tt.want {
+				t.Errorf("representsRewrite(%+v) = %v, want %v", tt.f, got, tt.want)
+			}
+		})
+	}
+}

@@ -818,6 +818,73 @@ func TestFastPathMetrics(t *testing.T) {
 	}
 }
 
+// TestHeadAndNotModifiedHeaders: a HEAD, or a 304, for a response that a
+// GET (a 200) would rewrite carries the headers the rewrite would: no
+// content-length, no last-modified unless the rule set keeps it, a weak
+// ETag. Its body is never streamed. Others keep their headers (and
+// content-length is restated, as for any skip).
+func TestHeadAndNotModifiedHeaders(t *testing.T) {
+	const lm = "Tue, 01 Jan 2030 00:00:00 GMT"
+	tests := []struct {
+		name, method, host string
+		resp               []string
+		reason             skipReason
+		wantRemove         []string
+		wantSet            []string // key, raw value pairs
+	}{
+		{"HEAD of a page", "HEAD", "site.test",
+			[]string{":status", "200", "content-type", "text/html", "content-length", "367", "etag", `"v1"`, "last-modified", lm},
+			skipNoBody, []string{"content-length", "last-modified"}, []string{"etag", `W/"v1"`}},
+		{"HEAD of a page, last-modified kept", "HEAD", "keep.test",
+			[]string{":status", "200", "content-type", "text/html", "content-length", "367", "last-modified", lm},
+			skipNoBody, []string{"content-length"}, nil},
+		{"HEAD of an image", "HEAD", "site.test",
+			[]string{":status", "200", "content-type", "image/png", "content-length", "99", "etag", `"v1"`, "last-modified", lm},
+			skipNoBody, nil, []string{"content-length", "99"}},
+		{"HEAD, unknown host", "HEAD", "other.test",
+			[]string{":status", "200", "content-type", "text/html", "content-length", "367"},
+			skipNoRuleSet, nil, []string{"content-length", "367"}},
+		{"304 without content-type", "GET", "site.test",
+			[]string{":status", "304", "etag", `"demo-v1"`, "last-modified", lm},
+			skipNoBody, []string{"content-length", "last-modified"}, []string{"etag", `W/"demo-v1"`}},
+		{"304 with a weak ETag", "GET", "site.test",
+			[]string{":status", "304", "etag", `W/"demo-v1"`},
+			skipNoBody, []string{"content-length", "last-modified"}, nil},
+		{"304 of an image", "GET", "site.test",
+			[]string{":status", "304", "content-type", "image/png", "etag", `"v1"`, "last-modified", lm},
+			skipNoBody, nil, nil},
+		{"304, unknown host", "GET", "other.test",
+			[]string{":status", "304", "etag", `"v1"`},
+			skipNoRuleSet, nil, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				p, m := newProcessor(t, testCfg(t))
+				h := startStream(t, p)
+				h.sendRequestHeaders(":method", tt.method, ":authority", tt.host, ":path", "/")
+				h.wantHeadersReply()
+				h.sendResponseHeaders(true, tt.resp...)
+				c := h.wantModeOverride(extprocfilterv3.ProcessingMode_NONE)
+				if got := c.GetHeaderMutation().GetRemoveHeaders(); !equalStrings(got, tt.wantRemove) {
+					t.Errorf("remove_headers = %q, want %q", got, tt.wantRemove)
+				}
+				var set []string
+				for _, o := range c.GetHeaderMutation().GetSetHeaders() {
+					set = append(set, o.GetHeader().GetKey(), string(o.GetHeader().GetRawValue()))
+				}
+				if !equalStrings(set, tt.wantSet) {
+					t.Errorf("set_headers = %q, want %q", set, tt.wantSet)
+				}
+				if n := testutil.ToFloat64(m.Skipped.WithLabelValues(string(tt.reason))); n != 1 {
+					t.Errorf("skipped{reason=%q} = %v, want 1", tt.reason, n)
+				}
+				h.closeOK()
+			})
+		})
+	}
+}
+
 // TestEnvoyConfiguredFullDuplex: an Envoy whose configured response body
 // mode is FULL_DUPLEX_STREAMED (its protocol_config says so) ignores mode
 // overrides and streams skipped bodies too; they go back unchanged, in

@@ -143,6 +143,23 @@ func (s *stream) recallSkip(reason skipReason, f responseFacts, headers []*corev
 	return skipRememberedNoMatch
 }
 
+// remembersNoMatch reports whether the memory says that no rule matched
+// the last body of this rule set, host and path, whose validator was the
+// one in headers: a GET would then be skipped with the origin's headers,
+// so a HEAD or a 304 must keep them as well. It reads the memory only.
+func (s *stream) remembersNoMatch(headers []*corev3.HeaderValue) bool {
+	if s.rs == nil || s.authority == "" || s.cfg.Shadow(s.rs) != nil {
+		return false
+	}
+	cache := s.p.memory.forConfig(s.cfg, s.p.metrics.Remember)
+	v := validatorOf(headers)
+	if cache == nil || v == "" {
+		return false
+	}
+	e, ok := cache.Get(memKey{weak.Make(s.rs.Compiled), s.authority, s.path})
+	return ok && e.validator == v && e.matched == nil
+}
+
 // rememberBody records, at the end of a rewritten body noted by
 // recallSkip, which rules matched it. A body that overflowed the hold-back
 // cap was not searched to its end and is not remembered.

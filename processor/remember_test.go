@@ -391,3 +391,53 @@ func TestMatchedRules(t *testing.T) {
 		}
 	}
 }
+
+// TestRememberedHeadAndNotModified: a HEAD, or a 304, of a response the
+// memory would skip (no rule matched its last body, same validator) keeps
+// the origin's headers, as the GET does; one whose last body matched gets
+// the rewrite's.
+func TestRememberedHeadAndNotModified(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p, _ := newProcessor(t, memoryCfg(t, config.Remember{Entries: 100, TTL: time.Minute}))
+		playMemoryOn(t, p, "/plain.css", `"p"`, "p { x: 1; }\n")
+		playMemoryOn(t, p, "/foo.css", `"f"`, "a { foo: 1 }")
+		tests := []struct {
+			method, path, status, etag string
+			wantRemove, wantSet        []string
+		}{
+			{"HEAD", "/plain.css", "200", `"p"`, nil, []string{"content-length", "12"}},
+			{"GET", "/plain.css", "304", `"p"`, nil, []string{"content-length", "12"}},
+			{"HEAD", "/plain.css", "200", `"p2"`, []string{"content-length", "last-modified"}, []string{"etag", `W/"p2"`}}, // changed: not known
+			{"HEAD", "/foo.css", "200", `"f"`, []string{"content-length", "last-modified"}, []string{"etag", `W/"f"`}},
+		}
+		for _, tt := range tests {
+			h := startStream(t, p)
+			h.sendRequestHeaders(":method", tt.method, ":authority", "site.test", ":path", tt.path)
+			h.wantHeadersReply()
+			h.sendResponseHeaders(true, ":status", tt.status, "content-type", "text/css", "etag", tt.etag, "content-length", "12")
+			c := h.wantModeOverride(skipped)
+			var set []string
+			for _, o := range c.GetHeaderMutation().GetSetHeaders() {
+				set = append(set, o.GetHeader().GetKey(), string(o.GetHeader().GetRawValue()))
+			}
+			if got := c.GetHeaderMutation().GetRemoveHeaders(); !equalStrings(got, tt.wantRemove) || !equalStrings(set, tt.wantSet) {
+				t.Errorf("%s %s %s etag %s: remove %q set %q, want remove %q set %q", tt.method, tt.path, tt.status, tt.etag, got, set, tt.wantRemove, tt.wantSet)
+			}
+			h.closeOK()
+		}
+	})
+}
+
+// playMemoryOn plays a GET of path on p whose 200 response (text/css,
+// etag, 12 bytes) has body, rewritten, so that p's memory learns it.
+func playMemoryOn(t *testing.T, p *Processor, path, etag, body string) {
+	t.Helper()
+	h := startStream(t, p)
+	h.sendRequestHeaders(":method", "GET", ":authority", "site.test", ":path", path)
+	h.wantHeadersReply()
+	h.sendResponseHeaders(false, ":status", "200", "content-type", "text/css", "etag", etag, "content-length", "12")
+	h.wantModeOverride(streamed)
+	h.sendBody(body, true)
+	h.wantBodyReply()
+	h.closeOK()
+}

@@ -348,9 +348,16 @@ func (s *stream) responseHeaders(h *extprocv3.HttpHeaders) (*extprocv3.Processin
 			mode.ResponseBodyMode = extprocfilterv3.ProcessingMode_STREAMED
 		}
 	}
-	if reason == rewrite {
-		// The body changes: its length is unknown, its date is not the
-		// origin's, and byte-for-byte equality with the origin is gone.
+	asRewrite := representsRewrite(s.rs, f, reason)
+	if asRewrite && reason != rewrite && s.remembersNoMatch(headers) {
+		// A GET would be skipped by the memory, the origin's headers
+		// kept: a HEAD or a 304 keeps them too.
+		asRewrite = false
+	}
+	if asRewrite {
+		// The body changes (or, for HEAD and 304, would): its length is
+		// unknown, its date is not the origin's, and byte-for-byte
+		// equality with the origin is gone.
 		s.removes = appendName(s.removes, "content-length")
 		if !s.rs.KeepLastModified {
 			s.removes = appendName(s.removes, "last-modified")
