@@ -1,7 +1,10 @@
 // Package processor owns one Envoy ext_proc Process stream at a time: the
 // per-stream state machine that strips internal headers, decides whether a
-// response body is rewritten, and feeds STREAMED body chunks through a
-// matcher.Stream, answering exactly one reply per chunk, in order.
+// response body is rewritten, switches a body it rewrites to
+// FULL_DUPLEX_STREAMED (so that Envoy resets the response, rather than fail
+// open, when the stream fails mid-body), and feeds its chunks through a
+// matcher.Stream in bounded slices, answering one reply per chunk, in order,
+// and stopping when Envoy gives up on the stream.
 //
 // It knows the ext_proc v3 protocol and the config types, nothing of gRPC
 // servers, listeners, reloading or automata: the server wires it up and the
