@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -93,6 +94,13 @@ func New(s Settings, log *slog.Logger) (*Server, error) {
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", promhttp.HandlerFor(srv.reg, promhttp.HandlerOpts{}))
 	mux.HandleFunc("GET /healthz", srv.healthz)
+	if s.Pprof {
+		mux.HandleFunc("GET /debug/pprof/", pprof.Index)
+		mux.HandleFunc("GET /debug/pprof/cmdline", pprof.Cmdline)
+		mux.HandleFunc("GET /debug/pprof/profile", pprof.Profile)
+		mux.HandleFunc("GET /debug/pprof/symbol", pprof.Symbol)
+		mux.HandleFunc("GET /debug/pprof/trace", pprof.Trace)
+	}
 	srv.admin = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	return srv, nil
 }

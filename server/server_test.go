@@ -365,6 +365,25 @@ func TestMetricsExposed(t *testing.T) {
 	}
 }
 
+// TestPprof: Go's profiles are served on the admin listener with -pprof,
+// and only then.
+func TestPprof(t *testing.T) {
+	for _, on := range []bool{false, true} {
+		ts := startServer(t, func(s *Settings) { s.Pprof = on })
+		code, text := ts.get(t, "/debug/pprof/")
+		if want := map[bool]int{false: http.StatusNotFound, true: http.StatusOK}[on]; code != want {
+			t.Errorf("-pprof=%v: /debug/pprof/ answered %d, want %d", on, code, want)
+		}
+		if on && !strings.Contains(text, "goroutine") {
+			t.Errorf("-pprof: /debug/pprof/ lists no goroutine profile:\n%.300s", text)
+		}
+		if code, _ := ts.get(t, "/debug/pprof/cmdline"); on && code != http.StatusOK {
+			t.Errorf("-pprof: /debug/pprof/cmdline answered %d", code)
+		}
+		ts.stop(t)
+	}
+}
+
 func TestGracefulStop(t *testing.T) {
 	ts := startServer(t, nil)
 	watch, err := healthpb.NewHealthClient(ts.grpc).Watch(t.Context(), &healthpb.HealthCheckRequest{Service: ExtProcService})

@@ -16,6 +16,7 @@ type Settings struct {
 	ConfigPath    string        // -config, STREAMSUB_CONFIG
 	Listen        string        // -listen, STREAMSUB_LISTEN: gRPC (ext_proc + health)
 	Admin         string        // -admin, STREAMSUB_ADMIN: HTTP /metrics and /healthz; "" disables
+	Pprof         bool          // -pprof, STREAMSUB_PPROF: /debug/pprof/ on the admin listener too
 	LogLevel      slog.Level    // -log-level, STREAMSUB_LOG_LEVEL
 	LogFormat     string        // -log-format, STREAMSUB_LOG_FORMAT: json or text
 	DrainDelay    time.Duration // -drain-delay, STREAMSUB_DRAIN_DELAY: NOT_SERVING but still serving, before the graceful stop
@@ -105,6 +106,7 @@ func (s *Settings) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&s.ConfigPath, "config", s.ConfigPath, "config file (YAML); required")
 	fs.StringVar(&s.Listen, "listen", s.Listen, "gRPC listen address (ext_proc and health)")
 	fs.StringVar(&s.Admin, "admin", s.Admin, "admin HTTP listen address for /metrics and /healthz (empty: off)")
+	fs.BoolVar(&s.Pprof, "pprof", s.Pprof, "serve Go's profiles under /debug/pprof/ on the admin listener (CPU, heap, goroutines: for profiling under load; keep the admin address private)")
 	fs.TextVar(&s.LogLevel, "log-level", s.LogLevel, "log level: debug, info, warn, error")
 	fs.Func("log-format", "log format: json or text (default "+s.LogFormat+")", func(v string) error {
 		if v != "json" && v != "text" {

@@ -22,8 +22,9 @@ func TestSettingsEnvAndFlags(t *testing.T) {
 		{"env", map[string]string{
 			"STREAMSUB_CONFIG": "/etc/s.yaml", "STREAMSUB_LISTEN": "127.0.0.1:1", "STREAMSUB_ADMIN": "",
 			"STREAMSUB_LOG_LEVEL": "debug", "STREAMSUB_DRAIN_TIMEOUT": "3s", "STREAMSUB_WATCH_INTERVAL": "0s",
+			"STREAMSUB_PPROF": "true",
 		}, nil, func(s Settings) bool {
-			return s.ConfigPath == "/etc/s.yaml" && s.Listen == "127.0.0.1:1" && s.Admin == "127.0.0.1:9090" &&
+			return s.ConfigPath == "/etc/s.yaml" && s.Listen == "127.0.0.1:1" && s.Admin == "127.0.0.1:9090" && s.Pprof &&
 				s.LogLevel == slog.LevelDebug && s.DrainTimeout == 3*time.Second && s.WatchInterval == 0
 		}, false},
 		{"flag wins over env", map[string]string{"STREAMSUB_LISTEN": "127.0.0.1:1"},
