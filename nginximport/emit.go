@@ -84,10 +84,33 @@ func (im *importer) setNode(s *ruleSet) *yaml.Node {
 	if s.keep != inheritedKeep {
 		add(m, "keep_last_modified", boolean(s.keep))
 	}
+	add(m, "rules", rulesNode(s, func(*rule) bool { return true }))
+	if im.ownHeaderRules {
+		// Header rules flatten like body rules (ancestors' first), so the
+		// safe rules of every set, written in each, give every set the
+		// safe subset of its effective rules.
+		if headers := rulesNode(s, (*rule).headerSafe); len(headers.Content) > 0 {
+			add(m, "header_rules", headers)
+		}
+		inherited := len(s.extends) == 0
+		for _, p := range s.extends {
+			inherited = inherited || p.rewritesHeaders()
+		}
+		if want := s.rewritesHeaders(); want != inherited {
+			add(m, "rewrite_response_headers", boolean(want))
+		}
+	}
+	m.HeadComment = strings.Join(append([]string{commentText(im.setComment(s))}, s.problems...), "\n")
+	return m
+}
+
+// rulesNode writes the translated rules of s's own blocks that keep
+// selects.
+func rulesNode(s *ruleSet, keep func(*rule) bool) *yaml.Node {
 	rules := &yaml.Node{Kind: yaml.SequenceNode}
 	for _, b := range s.own {
 		for _, r := range b.rules {
-			if r.problem == "" {
+			if r.problem == "" && keep(r) {
 				rules.Content = append(rules.Content, ruleNode(r))
 			}
 		}
@@ -95,9 +118,7 @@ func (im *importer) setNode(s *ruleSet) *yaml.Node {
 	if len(rules.Content) == 0 {
 		rules.Style = yaml.FlowStyle
 	}
-	add(m, "rules", rules)
-	m.HeadComment = strings.Join(append([]string{commentText(im.setComment(s))}, s.problems...), "\n")
-	return m
+	return rules
 }
 
 // setComment says where a rule set comes from.

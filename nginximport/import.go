@@ -113,6 +113,10 @@ type importer struct {
 	noRewrite *ruleSet
 	perRoute  []routeSet
 	maxBuf    *setting[int64]
+	// ownHeaderRules is set when some rule's replacement holds a byte a
+	// header value cannot carry: every rule set then writes header_rules
+	// (its other rules), since its body rules cannot rewrite headers.
+	ownHeaderRules bool
 
 	problems []Diagnostic
 	warnings []*warning

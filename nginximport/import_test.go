@@ -193,3 +193,65 @@ func TestCommentText(t *testing.T) {
 		}
 	}
 }
+
+// TestImportBodyOnlyRules checks a rule whose replacement holds a line
+// break, which a header value cannot carry: it keeps to bodies, every rule
+// set gets header_rules of the others (a shared set's first), and a set
+// left with none rewrites no header.
+func TestImportBodyOnlyRules(t *testing.T) {
+	conf := `http {
+    replace_filter 'www\.example\.com' 'clone.example.net' g;
+    server {
+        server_name s.example;
+        location / { sub_filter '</p>' "</p>\n"; sub_filter_once off; }
+        location /n/ { sub_filter x y; }
+    }
+    server {
+        server_name t.example;
+        replace_filter_types text/plain;
+        location / { replace_filter '</p>' "</p>\r\n"; }
+    }
+}`
+	res, err := Import(fstest.MapFS{"n.conf": {Data: []byte(conf)}}, "n.conf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	warned := 0
+	for _, w := range res.Warnings {
+		if strings.Contains(w.Msg, "rewrites bodies only") {
+			warned++
+		}
+	}
+	if warned != 2 {
+		t.Errorf("%d body-only warnings, want 2 (n.conf:5 and n.conf:11): %v", warned, res.Warnings)
+	}
+	cfg := loadConfig(t, res.YAML, "n.conf")
+	tests := []struct {
+		host, body, wantBody, header, wantHeader string
+	}{
+		{"s.example", "<p>www.example.com</p><p>x</p>", "<p>clone.example.net</p>\n<p>x</p>\n",
+			"https://www.example.com/</p>", "https://clone.example.net/</p>"},
+		{"t.example", "<p>www.example.com</p>", "<p>www.example.com</p>\r\n",
+			"https://www.example.com/</p>", ""},
+	}
+	for _, tc := range tests {
+		rs := cfg.RuleSetForHost(tc.host)
+		st := rs.Compiled.NewStream()
+		if got := string(st.Close(st.Write(nil, []byte(tc.body)))); got != tc.wantBody {
+			t.Errorf("%s (%s): body %q, want %q", tc.host, rs.Name, got, tc.wantBody)
+		}
+		if tc.wantHeader == "" {
+			if rs.ResponseRewriter != nil {
+				t.Errorf("%s (%s): rewrites response headers %v, want none\n%s", tc.host, rs.Name, rs.ResponseRewriter.Names(), res.YAML)
+			}
+			continue
+		}
+		if rs.ResponseRewriter == nil {
+			t.Fatalf("%s (%s): no response header rewriter\n%s", tc.host, rs.Name, res.YAML)
+		}
+		got, _, _ := rs.ResponseRewriter.Rewrite(nil, []byte(tc.header))
+		if string(got) != tc.wantHeader {
+			t.Errorf("%s (%s): header %q, want %q", tc.host, rs.Name, got, tc.wantHeader)
+		}
+	}
+}

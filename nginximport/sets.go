@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/streamsub/streamsub/headerrewrite"
 	"github.com/streamsub/streamsub/nginxparse"
 )
 
@@ -72,6 +73,7 @@ func (im *importer) build() error {
 	for _, s := range im.sets {
 		im.setProblems(s)
 	}
+	im.headerRules()
 	for _, r := range im.perRoute {
 		what := "requests here get rule set %q, not the one of the server's hosts"
 		if r.unnamed {
@@ -446,4 +448,39 @@ func (im *importer) setProblems(s *ruleSet) {
 			}
 		}
 	}
+}
+
+// headerRules decides whether the rule sets need header_rules of their
+// own. Without them a rule set's body rules also rewrite the response
+// headers, and the loader refuses a template that puts CR, LF or NUL in
+// every match ("</p>\n" is a common nginx replacement). nginx's modules
+// never rewrote headers, so such a rule keeps to bodies, with a warning.
+func (im *importer) headerRules() {
+	for _, s := range im.sets {
+		for _, b := range s.own {
+			for _, r := range b.rules {
+				if r.problem == "" && !r.headerSafe() {
+					im.ownHeaderRules = true
+					im.warnSet(s, r.dir.Pos, "the replacement holds a line break or NUL, which a header value cannot carry: the rule rewrites bodies only (the rule sets get header_rules without it)")
+				}
+			}
+		}
+	}
+}
+
+// headerSafe reports whether the rule may also rewrite header values.
+func (r *rule) headerSafe() bool { return headerrewrite.CheckTemplate(r.replace) == nil }
+
+// rewritesHeaders reports whether, with header_rules of their own, a rule
+// set's effective rules (its ancestors' and its own) leave any rule to
+// rewrite the response headers with.
+func (s *ruleSet) rewritesHeaders() bool {
+	for _, b := range s.blocks {
+		for _, r := range b.rules {
+			if r.problem == "" && r.headerSafe() {
+				return true
+			}
+		}
+	}
+	return false
 }
