@@ -16,16 +16,16 @@ import (
 // stream error, and a rewritten body must come out as the matcher makes it
 // of the same chunks, every chunk answered with an explicit body.
 //
-// Input: a sequence of ops; each op is one byte (the message kind, low 3
+// Input: the frame size, one byte, then a sequence of ops; each op is one byte (the message kind, low 3
 // bits; end_of_stream, bit 3; which header set, bits 4-5) followed, for
 // bodies, by a length byte and that many body bytes.
 func FuzzHandle(f *testing.F) {
-	f.Add([]byte{0x00, 0x01, 0x0a, 3, 'f', 'o', 'o'})
-	f.Add([]byte{0x00, 0x01, 0x02, 2, 'f', 'o', 0x0a, 1, 'o'})
-	f.Add([]byte{0x02, 1, 'x'})
-	f.Add([]byte{0x00, 0x11, 0x03, 0x04, 0x05, 0x01})
-	f.Add([]byte{0x00, 0x21, 0x02, 3, 'a', 'a', 'b', 0x0a, 0})
-	f.Add([]byte{0x07})
+	f.Add([]byte{12, 0x00, 0x01, 0x0a, 3, 'f', 'o', 'o'})
+	f.Add([]byte{2, 0x00, 0x01, 0x02, 2, 'f', 'o', 0x0a, 1, 'o'})
+	f.Add([]byte{0, 0x02, 1, 'x'})
+	f.Add([]byte{255, 0x00, 0x11, 0x03, 0x04, 0x05, 0x01})
+	f.Add([]byte{6, 0x00, 0x21, 0x02, 3, 'a', 'a', 'b', 0x0a, 0})
+	f.Add([]byte{16, 0x07})
 	// "anything" shadows "standard": the shadow runs beside rewritten
 	// bodies, and streams bodies of other content types on its own.
 	c := *testCfg(f)
@@ -34,6 +34,12 @@ func FuzzHandle(f *testing.F) {
 		ResponseHeaders: c.ResponseHeaders, Shadows: c.Shadows})
 	p, _ := newProcessorTB(f, cfg)
 	f.Fuzz(func(t *testing.T, data []byte) {
+		if len(data) == 0 {
+			return
+		}
+		// The first byte: the frame size messages are cut into (1-256).
+		frame := int(data[0]) + 1
+		data = data[1:]
 		s := newStream()
 		s.start(p, &fakeStream{ctx: t.Context()})
 		defer s.finish()
@@ -44,7 +50,10 @@ func FuzzHandle(f *testing.F) {
 			data = data[1:]
 			req, body := fuzzRequest(op, &data)
 			wasRewriting := s.ms != nil
-			resp, err := s.handle(req)
+			if err := deliver(req, s.in, frame); err != nil {
+				t.Fatalf("deliver: %v", err)
+			}
+			reply, err := s.handle()
 			if err != nil {
 				var se *streamError
 				if !errors.As(err, &se) {
@@ -52,17 +61,28 @@ func FuzzHandle(f *testing.F) {
 				}
 				return
 			}
-			if resp == nil {
-				t.Fatalf("no reply to %v", req)
+			// Sent in this order, then the message received is released,
+			// as the stream loop does.
+			var before *extprocv3.ProcessingResponse
+			if s.before != nil {
+				if before, err = received(s.before); err != nil {
+					t.Fatalf("reply ahead of the reply to %v: %v", req, err)
+				}
+				s.before = nil
+			}
+			resp, err := received(reply)
+			s.in.Release()
+			if err != nil {
+				t.Fatalf("reply to %v: %v", req, err)
 			}
 			if !sameKind(req, resp) {
 				t.Fatalf("reply %T to request %T", resp.Response, req.Request)
 			}
 			_, isBody := req.Request.(*extprocv3.ProcessingRequest_ResponseBody)
 			bodyReply := resp
-			if s.before != nil {
+			if before != nil {
 				// Trailers end a rewritten body: its tail goes first.
-				bodyReply, s.before = s.before, nil
+				bodyReply = before
 			} else if !isBody {
 				bodyReply = nil
 			}

@@ -1,6 +1,7 @@
 package processor
 
 import (
+	"cmp"
 	"context"
 	"io"
 	"log/slog"
@@ -14,45 +15,123 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/mem"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/streamsub/streamsub/config"
 	"github.com/streamsub/streamsub/matcher"
+	"github.com/streamsub/streamsub/processor/wire"
 )
 
 // fakeStream is an in-memory ExternalProcessor_ProcessServer: the test plays
-// Envoy on in/out.
+// Envoy on in/out. Messages cross it as they cross gRPC with wire.Codec:
+// encoded, cut into frames, decoded (see deliver and received).
 type fakeStream struct {
-	grpc.ServerStream // nil: only Context, Recv and Send are used
+	grpc.ServerStream // nil: only Context, RecvMsg and SendMsg are used
 	ctx               context.Context
-	in                chan *extprocv3.ProcessingRequest // closed: Recv returns io.EOF
+	in                chan *extprocv3.ProcessingRequest // closed: RecvMsg returns io.EOF
 	out               chan *extprocv3.ProcessingResponse
-	panicOnRecv       chan struct{} // closed: the next Recv panics
+	panicOnRecv       chan struct{} // closed: the next RecvMsg panics
+	frame             int           // frame size for deliver; 0: testFrame
 }
 
 func (f *fakeStream) Context() context.Context { return f.ctx }
 
-func (f *fakeStream) Recv() (*extprocv3.ProcessingRequest, error) {
+func (f *fakeStream) RecvMsg(m any) error {
 	select {
 	case <-f.panicOnRecv:
 		panic("test: Recv exploded")
 	case req, ok := <-f.in:
 		if !ok {
-			return nil, io.EOF
+			return io.EOF
 		}
-		return req, nil
+		return deliver(req, m, cmp.Or(f.frame, testFrame))
 	case <-f.ctx.Done():
-		return nil, status.FromContextError(f.ctx.Err()).Err()
+		return status.FromContextError(f.ctx.Err()).Err()
 	}
 }
 
-// Send copies the reply, as gRPC's serialisation does: the processor reuses
-// its reply messages and buffers.
-func (f *fakeStream) Send(resp *extprocv3.ProcessingResponse) error {
-	f.out <- proto.Clone(resp).(*extprocv3.ProcessingResponse)
+// Recv and Send complete ExternalProcessor_ProcessServer; the processor
+// receives and sends with RecvMsg and SendMsg.
+func (f *fakeStream) Recv() (*extprocv3.ProcessingRequest, error) {
+	m := &extprocv3.ProcessingRequest{}
+	return m, f.RecvMsg(m)
+}
+
+func (f *fakeStream) Send(m *extprocv3.ProcessingResponse) error { return f.SendMsg(m) }
+
+func (f *fakeStream) SendMsg(m any) error {
+	resp, err := received(m)
+	if err != nil {
+		return err
+	}
+	f.out <- resp
 	return nil
+}
+
+// testFrame is the frame size deliver cuts messages into by default:
+// gRPC's, 16 KiB (TestBodyInFrames and FuzzHandle cut them smaller).
+const testFrame = 16 << 10
+
+// poisonPool overwrites the buffers that come back to it with 0xEE: a body
+// used after its frames were freed shows.
+type poisonPool struct{}
+
+func (poisonPool) Get(n int) *[]byte {
+	// Above mem's pooling threshold whatever n is, so that mem.NewBuffer
+	// counts references even for small frames.
+	b := make([]byte, n, max(n, 2048))
+	return &b
+}
+
+func (poisonPool) Put(b *[]byte) {
+	for i := range *b {
+		(*b)[i] = 0xEE
+	}
+}
+
+// deliver does what gRPC does with a message sent to a stream that receives
+// into m through wire.Codec: encodes it, reads it into frame-sized buffers
+// from a pool, decodes them into m and frees them (a decoder that keeps a
+// body holds its own references until Release).
+func deliver(req *extprocv3.ProcessingRequest, m any, frame int) error {
+	b, err := proto.Marshal(req)
+	if err != nil {
+		return err
+	}
+	var data mem.BufferSlice
+	for len(b) > 0 {
+		n := min(frame, len(b))
+		buf := poisonPool{}.Get(n)
+		copy(*buf, b[:n])
+		data = append(data, mem.NewBuffer(buf, poisonPool{}))
+		b = b[n:]
+	}
+	defer data.Free()
+	return wire.Codec{}.Unmarshal(data, m)
+}
+
+// received decodes a reply as Envoy receives it from wire.Codec, then frees
+// what the codec handed over as gRPC's transport does once it is written,
+// overwriting it first: a reply buffer the processor still wrote to shows.
+func received(m any) (*extprocv3.ProcessingResponse, error) {
+	data, err := wire.Codec{}.Marshal(m)
+	if err != nil {
+		return nil, err
+	}
+	resp := &extprocv3.ProcessingResponse{}
+	err = proto.Unmarshal(data.Materialize(), resp)
+	for _, b := range data {
+		if buf, ok := b.(mem.SliceBuffer); ok {
+			for i := range buf {
+				buf[i] = 0xEE
+			}
+		}
+	}
+	data.Free()
+	return resp, err
 }
 
 // harness runs one Process stream against a fakeStream. Use it inside a

@@ -23,8 +23,8 @@ import (
 // grpc_service's initial_metadata. It wins over the :authority host map.
 const RuleSetMetadataKey = "x-streamsub-ruleset"
 
-// maxPooledBuffer caps the output buffer a pooled stream keeps, so one huge
-// chunk does not pin its memory for ever.
+// maxPooledBuffer caps the scratch buffers a pooled stream keeps, so one
+// huge chunk or header does not pin its memory for ever.
 const maxPooledBuffer = 1 << 20
 
 // Processor is the ext_proc service: each Process call runs one stream's
@@ -35,7 +35,7 @@ type Processor struct {
 	current func() *config.Config // the config a new stream starts with
 	metrics *Metrics
 	log     *slog.Logger
-	pool    sync.Pool // *stream, with its reply messages and output buffer
+	pool    sync.Pool // *stream, with its message holders
 
 	shadowSeen atomic.Uint64 // responses a shadow could see (sampleShadow)
 	shadowLog  logLimiter    // the shadow difference log
@@ -90,38 +90,50 @@ func (p *Processor) Process(srv extprocv3.ExternalProcessor_ProcessServer) (err 
 // run is the stream loop. It returns nil when Envoy ends the stream.
 func (s *stream) run() error {
 	for {
-		req, err := s.srv.Recv()
-		if err != nil {
+		if err := s.srv.RecvMsg(s.in); err != nil {
 			if quietEnd(err) {
 				return nil
 			}
 			return s.fail(errRecv, "ext_proc receive failed", err)
 		}
-		resp, err := s.handle(req)
-		if errors.Is(err, errAbandonedStream) {
-			return nil // counted and logged by finish
-		}
-		if err != nil {
-			token := errInternal
-			if se, ok := errors.AsType[*streamError](err); ok {
-				token = se.token
-			}
-			return s.fail(token, "ext_proc stream aborted", err)
-		}
-		if req.GetObservabilityMode() {
-			continue // Envoy ignores replies in observability mode
-		}
-		if s.before != nil {
-			before := s.before
-			s.before = nil
-			if err := s.srv.Send(before); err != nil {
-				return s.sendFailed(err)
-			}
-		}
-		if err := s.srv.Send(resp); err != nil {
-			return s.sendFailed(err)
+		end, err := s.answer()
+		// The replies are encoded by now: nothing refers to the message
+		// received any more, and its buffers go back to gRPC.
+		s.in.Release()
+		if end {
+			return err
 		}
 	}
+}
+
+// answer handles the message received and sends its replies. end says the
+// stream ends, with err (nil: quietly).
+func (s *stream) answer() (end bool, err error) {
+	resp, err := s.handle()
+	if errors.Is(err, errAbandonedStream) {
+		return true, nil // counted and logged by finish
+	}
+	if err != nil {
+		token := errInternal
+		if se, ok := errors.AsType[*streamError](err); ok {
+			token = se.token
+		}
+		return true, s.fail(token, "ext_proc stream aborted", err)
+	}
+	if s.in.Msg().GetObservabilityMode() {
+		return false, nil // Envoy ignores replies in observability mode
+	}
+	if s.before != nil {
+		before := s.before
+		s.before = nil
+		if err := s.srv.SendMsg(before); err != nil {
+			return true, s.sendFailed(err)
+		}
+	}
+	if err := s.srv.SendMsg(resp); err != nil {
+		return true, s.sendFailed(err)
+	}
+	return false, nil
 }
 
 // sendFailed ends the stream after a failed Send: quietly when Envoy is

@@ -344,7 +344,7 @@ func rememberFile(b *testing.B, s *stream, i int, wantSkip bool) {
 		b.Fatalf("%s: skipped %v, want %v", path, skip, wantSkip)
 	}
 	if !wantSkip {
-		if _, err := s.responseBody(&extprocv3.HttpBody{Body: []byte("p{};\n"), EndOfStream: true}); err != nil {
+		if _, err := s.responseBody(&extprocv3.HttpBody{EndOfStream: true}, [][]byte{[]byte("p{};\n")}); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -109,9 +109,10 @@ func (s *stream) startShadow(f responseFacts, live skipReason) (stream bool) {
 	return live != rewrite
 }
 
-// shadowWrite runs the shadow on the next chunk of the body, whose live
-// output was live, and at the end of the body reports what it saw.
-func (s *stream) shadowWrite(chunk, live []byte, eos bool) {
+// shadowWrite runs the shadow on the next chunk of the body, in segments,
+// whose live output was live (in segments too), and at the end of the body
+// reports what it saw.
+func (s *stream) shadowWrite(chunk, live [][]byte, eos bool) {
 	sh := s.sh
 	if sh == nil || !sh.active {
 		return
@@ -128,15 +129,26 @@ func (s *stream) shadowWrite(chunk, live []byte, eos bool) {
 		}
 	}()
 	t0 := time.Now()
-	out := chunk // a shadow that does not rewrite this content type passes it through
+	// The comparison takes each side's bytes in pieces that need not line up.
+	for _, b := range live {
+		sh.cmp.Write(b, nil)
+	}
 	if sh.rewrite {
-		out = sh.ms.Write(sh.out[:0], chunk)
+		out := sh.out[:0]
+		for _, seg := range chunk {
+			out = sh.ms.Write(out, seg)
+		}
 		if eos {
 			out = sh.ms.Close(out)
 		}
 		sh.out = out
+		sh.cmp.Write(nil, out)
+	} else {
+		// A shadow that does not rewrite this content type passes it through.
+		for _, seg := range chunk {
+			sh.cmp.Write(nil, seg)
+		}
 	}
-	sh.cmp.Write(live, out)
 	sh.seconds.Observe(time.Since(t0).Seconds())
 	if sh.rewrite && !sh.overflow && sh.ms.Stats().Overflowed {
 		sh.overflow = true

@@ -228,7 +228,8 @@ func TestShadowPanic(t *testing.T) {
 			t.Fatal("a body only the shadow rewrites is not streamed")
 		}
 		s.sh.ms = nil // the shadow's next Write panics
-		s.shadowWrite([]byte("baz"), []byte("baz"), true)
+		baz := [][]byte{[]byte("baz")}
+		s.shadowWrite(baz, baz, true)
 		if n := testutil.ToFloat64(m.ShadowErrors.WithLabelValues("next", shadowPanic)); n != 1 {
 			t.Errorf("shadow panics counted %v, want 1", n)
 		}
@@ -314,4 +315,58 @@ func TestShadowOnlyBodyHeaders(t *testing.T) {
 			t.Errorf("differing bodies %v, want 1", n)
 		}
 	})
+}
+
+// TestBodyInFrames: a body chunk that reaches the processor in many gRPC
+// frames (decoded in place, in segments) is rewritten, and compared by the
+// shadow, as the same chunk in one piece: a rewritten body (text/html) and
+// one only the shadow rewrites (text/css, passed on unchanged).
+func TestBodyInFrames(t *testing.T) {
+	chunks := []string{strings.Repeat("foo aab baz <p>", 50), "aa", strings.Repeat("b foo", 30), ""}
+	for _, ct := range []string{"text/html", "text/css"} {
+		cfg := shadowCfg(t, 1)
+		want := strings.Join(chunks, "")
+		if ct == "text/html" {
+			ms := cfg.RuleSet("live").Compiled.NewStream()
+			var b []byte
+			for _, c := range chunks {
+				b = ms.Write(b, []byte(c))
+			}
+			want = string(ms.Close(b))
+		}
+		for _, frame := range []int{16 << 10, 1, 2, 7, 64} {
+			synctest.Test(t, func(t *testing.T) {
+				p, m := newProcessor(t, cfg)
+				h := startStream(t, p)
+				h.fs.frame = frame
+				// Rewritten: full duplex; streamed for the shadow alone.
+				mode := extprocfilterv3.ProcessingMode_STREAMED
+				if ct == "text/html" {
+					mode = extprocfilterv3.ProcessingMode_FULL_DUPLEX_STREAMED
+				}
+				h.openResponse("site.test", "/page", ct, mode)
+				for i, c := range chunks {
+					h.sendBody(c, i == len(chunks)-1)
+				}
+				var got strings.Builder
+				for _, c := range chunks {
+					r := h.next()
+					if mut := r.GetResponseBody().GetResponse().GetBodyMutation(); mut != nil {
+						got.Write(mut.GetStreamedResponse().GetBody())
+					} else {
+						got.WriteString(c)
+					}
+				}
+				h.closeOK()
+				if got.String() != want {
+					t.Errorf("%s, %d-byte frames: client got %.60q…, want %.60q…", ct, frame, got.String(), want)
+				}
+				bodies := testutil.ToFloat64(m.ShadowBodies.WithLabelValues("next"))
+				differing := testutil.ToFloat64(m.ShadowDiffering.WithLabelValues("next"))
+				if bodies != 1 || differing != 1 {
+					t.Errorf("%s, %d-byte frames: shadow bodies %v, differing %v; want 1, 1", ct, frame, bodies, differing)
+				}
+			})
+		}
+	}
 }

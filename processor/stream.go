@@ -13,9 +13,11 @@ import (
 	extprocv3 "github.com/envoyproxy/go-control-plane/envoy/service/ext_proc/v3"
 	"github.com/prometheus/client_golang/prometheus"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/streamsub/streamsub/config"
 	"github.com/streamsub/streamsub/matcher"
+	"github.com/streamsub/streamsub/processor/wire"
 )
 
 // phase is where a stream is in the ext_proc exchange.
@@ -67,18 +69,20 @@ type stream struct {
 	// Collectors of rs, looked up once per stream.
 	bytesIn, bytesOut prometheus.Counter
 
-	// Reused across chunks and streams (gRPC serialises a reply in Send,
-	// and this package installs no stats handler that keeps messages).
-	spare     *matcher.Stream  // the last body's matcher stream, for Reset
-	spareRS   *matcher.RuleSet // the rule set spare was made by
-	sh        *shadow          // the shadow rule set's side of the body (shadow.go)
-	out       []byte
-	removes   []string
-	bodyReply *extprocv3.ProcessingResponse
-	bodyData  *extprocv3.StreamedBodyResponse
+	// Reused across chunks and streams. The message received (in) and its
+	// body are valid until in.Release; a body reply's body belongs to gRPC
+	// once sent (package wire), so each chunk's output is built in a new
+	// buffer from reply.Buffer.
+	spare   *matcher.Stream  // the last body's matcher stream, for Reset
+	spareRS *matcher.RuleSet // the rule set spare was made by
+	sh      *shadow          // the shadow rule set's side of the body (shadow.go)
+	in      *wire.Request
+	reply   *wire.BodyReply
+	live    [1][]byte // the chunk's output, as the shadow's "live" segments
+	removes []string
 	// before is a reply to send ahead of the one handle returns (the
 	// body's tail, ahead of the trailers reply); nil when none.
-	before *extprocv3.ProcessingResponse
+	before proto.Message
 
 	// Scratch of rewriteHeaders, reused likewise: new values, which header
 	// each belongs to, the names changed.
@@ -88,34 +92,18 @@ type stream struct {
 }
 
 func newStream() *stream {
-	s := &stream{bodyData: &extprocv3.StreamedBodyResponse{}}
-	s.bodyReply = &extprocv3.ProcessingResponse{
-		Response: &extprocv3.ProcessingResponse_ResponseBody{
-			ResponseBody: &extprocv3.BodyResponse{
-				Response: &extprocv3.CommonResponse{
-					BodyMutation: &extprocv3.BodyMutation{
-						Mutation: &extprocv3.BodyMutation_StreamedResponse{StreamedResponse: s.bodyData},
-					},
-				},
-			},
-		},
-	}
-	return s
+	return &stream{in: &wire.Request{}, reply: wire.NewBodyReply()}
 }
 
 func (s *stream) start(p *Processor, srv extprocv3.ExternalProcessor_ProcessServer) {
-	out, removes, reply, data, spare := s.out[:0], s.removes[:0], s.bodyReply, s.bodyData, s.spare
+	removes, in, reply, spare := s.removes[:0], s.in, s.reply, s.spare
 	spareRS, sh := s.spareRS, s.sh
-	if cap(out) > maxPooledBuffer {
-		out = nil
-	}
 	hdrBuf, hdrChanges, hdrNames := s.hdrBuf[:0], s.hdrChanges[:0], s.hdrNames[:0]
 	if cap(hdrBuf) > maxPooledBuffer {
 		hdrBuf = nil
 	}
-	*s = stream{p: p, srv: srv, out: out, removes: removes, bodyReply: reply, bodyData: data, spare: spare, spareRS: spareRS, sh: sh,
+	*s = stream{p: p, srv: srv, removes: removes, in: in, reply: reply, spare: spare, spareRS: spareRS, sh: sh,
 		hdrBuf: hdrBuf, hdrChanges: hdrChanges, hdrNames: hdrNames}
-	data.Body, data.EndOfStream = nil, false
 	if p.current != nil {
 		s.cfg = p.current()
 	}
@@ -135,8 +123,9 @@ func (s *stream) finish() {
 		s.spare, s.spareRS = s.ms, s.rs.Compiled
 	}
 	clear(s.hdrChanges) // the pool must not keep this stream's headers alive
+	s.in.Release()
+	s.live[0] = nil
 	s.ms, s.srv, s.cfg, s.rs, s.bytesIn, s.bytesOut, s.before = nil, nil, nil, nil, nil, nil, nil
-	s.bodyData.Body = nil
 }
 
 // logSummary logs what the stream did, at debug level.
@@ -192,10 +181,11 @@ func (s *stream) matcherStream() *matcher.Stream {
 	return s.rs.Compiled.NewStream()
 }
 
-// handle answers one message. Every message that Envoy waits on gets
-// exactly one reply; response trailers that end a rewritten body get the
-// body's tail first (s.before).
-func (s *stream) handle(req *extprocv3.ProcessingRequest) (*extprocv3.ProcessingResponse, error) {
+// handle answers the message received, s.in. Every message that Envoy
+// waits on gets exactly one reply; response trailers that end a rewritten
+// body get the body's tail first (s.before).
+func (s *stream) handle() (proto.Message, error) {
+	req := s.in.Msg()
 	if pc := req.GetProtocolConfig(); pc != nil {
 		s.envoyFullDuplex = pc.GetResponseBodyMode() == extprocfilterv3.ProcessingMode_FULL_DUPLEX_STREAMED
 	}
@@ -205,7 +195,7 @@ func (s *stream) handle(req *extprocv3.ProcessingRequest) (*extprocv3.Processing
 	case *extprocv3.ProcessingRequest_ResponseHeaders:
 		return s.responseHeaders(r.ResponseHeaders)
 	case *extprocv3.ProcessingRequest_ResponseBody:
-		return s.responseBody(r.ResponseBody)
+		return s.responseBody(r.ResponseBody, s.in.Body())
 	case *extprocv3.ProcessingRequest_RequestBody:
 		// Never asked for; answer CONTINUE so Envoy is not stuck.
 		return &extprocv3.ProcessingResponse{Response: &extprocv3.ProcessingResponse_RequestBody{
@@ -390,7 +380,9 @@ func (s *stream) responseHeaders(h *extprocv3.HttpHeaders) (*extprocv3.Processin
 	}, nil
 }
 
-func (s *stream) responseBody(b *extprocv3.HttpBody) (*extprocv3.ProcessingResponse, error) {
+// responseBody answers a response body chunk b whose bytes are body, in
+// segments.
+func (s *stream) responseBody(b *extprocv3.HttpBody, body [][]byte) (proto.Message, error) {
 	switch s.phase {
 	case phaseBody:
 	case phaseDone:
@@ -405,31 +397,37 @@ func (s *stream) responseBody(b *extprocv3.HttpBody) (*extprocv3.ProcessingRespo
 	if s.ms == nil {
 		// Skipped, but streamed for the shadow rule set, or by Envoy
 		// anyway.
-		s.shadowWrite(b.GetBody(), b.GetBody(), eos)
+		s.shadowWrite(body, body, eos)
 		if s.envoyFullDuplex {
 			// Envoy configured with full duplex ignores mode overrides:
-			// hand the chunk back as it came.
-			return s.bodyChunkReply(b.GetBody(), eos), nil
+			// hand the chunk back as it came (copied: the reply's body
+			// goes to gRPC, the chunk's buffers back to it).
+			out := s.reply.Buffer(segmentsLen(body))
+			for _, seg := range body {
+				out = append(out, seg...)
+			}
+			return s.bodyChunkReply(out, eos), nil
 		}
 		// A reply without a body mutation passes the chunk on.
 		return &extprocv3.ProcessingResponse{Response: &extprocv3.ProcessingResponse_ResponseBody{
 			ResponseBody: &extprocv3.BodyResponse{}}}, nil
 	}
 
-	chunk := b.GetBody()
+	n := segmentsLen(body)
 	t0 := time.Now()
-	out, err := s.rewriteChunk(s.out[:0], chunk)
-	s.out = out // kept for reuse, also when abandoned
+	// Room for the chunk and some growth: the output of a chunk is about as
+	// long as the chunk, and append grows the buffer when it is not.
+	out, err := s.rewriteChunk(s.reply.Buffer(n+n/8+64), body)
 	if err != nil {
+		s.reply.SetBody(out, false) // never sent; its buffer serves the next chunk
 		return nil, err
 	}
 	if eos {
 		out = s.ms.Close(out)
-		s.out = out
 	}
 	s.p.metrics.ChunkSeconds.Observe(time.Since(t0).Seconds())
-	s.shadowWrite(chunk, out, eos)
-	s.countBody(len(chunk), out)
+	s.shadowWrite(body, s.liveSegments(out), eos)
+	s.countBody(n, out)
 	if eos {
 		s.reportStats()
 		s.rememberBody()
@@ -437,26 +435,48 @@ func (s *stream) responseBody(b *extprocv3.HttpBody) (*extprocv3.ProcessingRespo
 	return s.bodyChunkReply(out, eos), nil
 }
 
-// rewriteChunk appends the rewrite of chunk to dst. It feeds the matcher
-// at most sliceBytes at a time and stops, with errAbandonedStream, when
-// Envoy has given up on the stream (message timeout, idle timeout, client
-// gone: the stream's context is cancelled), so a costly rule set burns no
-// more than one slice after that. The output does not depend on the slicing
-// (semantics.md "Streaming"), except where the hold-back cap overflows: the
-// cap is checked at each slice's end.
-func (s *stream) rewriteChunk(dst, chunk []byte) ([]byte, error) {
+// rewriteChunk appends the rewrite of a chunk, in segments, to dst. It
+// feeds the matcher at most sliceBytes at a time and stops, with
+// errAbandonedStream, when Envoy has given up on the stream (message
+// timeout, idle timeout, client gone: the stream's context is cancelled),
+// so a costly rule set burns no more than one slice after that. The output
+// does not depend on the segments or the slicing (semantics.md
+// "Streaming"), except where the hold-back cap overflows: the cap is
+// checked at each slice's end.
+func (s *stream) rewriteChunk(dst []byte, chunk [][]byte) ([]byte, error) {
 	ctx := s.srv.Context()
-	for {
-		if ctx.Err() != nil {
-			s.abandon(len(chunk))
-			return dst, errAbandonedStream
-		}
-		n := min(len(chunk), sliceBytes)
-		dst = s.ms.Write(dst, chunk[:n])
-		if chunk = chunk[n:]; len(chunk) == 0 {
-			return dst, nil
+	budget := 0 // bytes the matcher may take before the next check
+	for i, seg := range chunk {
+		for len(seg) > 0 {
+			if budget == 0 {
+				if ctx.Err() != nil {
+					s.abandon(len(seg) + segmentsLen(chunk[i+1:]))
+					return dst, errAbandonedStream
+				}
+				budget = sliceBytes
+			}
+			n := min(len(seg), budget)
+			dst = s.ms.Write(dst, seg[:n])
+			seg, budget = seg[n:], budget-n
 		}
 	}
+	return dst, nil
+}
+
+// segmentsLen is the length of a chunk in segments.
+func segmentsLen(segs [][]byte) int {
+	n := 0
+	for _, seg := range segs {
+		n += len(seg)
+	}
+	return n
+}
+
+// liveSegments returns out as the shadow's "live" segments, in s.live
+// (cleared by finish).
+func (s *stream) liveSegments(out []byte) [][]byte {
+	s.live[0] = out
+	return s.live[:]
 }
 
 // sliceBytes is the most input the processor hands the matcher between two
@@ -505,11 +525,12 @@ func (s *stream) countBody(n int, out []byte) {
 	}
 }
 
-// bodyChunkReply returns the reused full-duplex body reply carrying out.
+// bodyChunkReply returns the reused full-duplex body reply carrying out, a
+// buffer from s.reply.Buffer that gRPC takes over when the reply is sent.
 // It is always explicit, even empty; eos ends the body.
-func (s *stream) bodyChunkReply(out []byte, eos bool) *extprocv3.ProcessingResponse {
-	s.bodyData.Body, s.bodyData.EndOfStream = out, eos
-	return s.bodyReply
+func (s *stream) bodyChunkReply(out []byte, eos bool) proto.Message {
+	s.reply.SetBody(out, eos)
+	return s.reply
 }
 
 // responseTrailers ends a body that ends with trailers (no chunk carries
@@ -520,9 +541,8 @@ func (s *stream) responseTrailers() {
 		return
 	}
 	s.phase = phaseDone
-	out := s.ms.Close(s.out[:0])
-	s.out = out
-	s.shadowWrite(nil, out, true)
+	out := s.ms.Close(s.reply.Buffer(64))
+	s.shadowWrite(nil, s.liveSegments(out), true)
 	s.countBody(0, out)
 	s.reportStats()
 	s.rememberBody()

@@ -22,6 +22,7 @@ import (
 	"github.com/streamsub/streamsub/config"
 	"github.com/streamsub/streamsub/config/load"
 	"github.com/streamsub/streamsub/processor"
+	"github.com/streamsub/streamsub/processor/wire"
 )
 
 // ExtProcService is the gRPC health service name of the ext_proc service,
@@ -83,6 +84,8 @@ func New(s Settings, log *slog.Logger) (*Server, error) {
 	srv.install(cfg, stamp)
 
 	opts := append(keepaliveOptions(), streamLimitOptions(s, srv.metrics)...)
+	// Body chunks in and out without copies (package wire).
+	opts = append(opts, wire.ServerOptions()...)
 	if creds != nil {
 		opts = append(opts, creds)
 	}

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -250,6 +251,51 @@ func TestHealthAndProcessRoundTrip(t *testing.T) {
 	}
 	if _, err := pc.Recv(); err != io.EOF {
 		t.Errorf("after CloseSend: %v, want io.EOF", err)
+	}
+}
+
+// TestLargeBodiesRoundTrip: bodies of many HTTP/2 frames, pipelined on
+// concurrent streams, cross the real gRPC server (whose codec decodes
+// chunks in place and hands reply bodies to the transport) unchanged but
+// for the rewrite, each stream its own.
+func TestLargeBodiesRoundTrip(t *testing.T) {
+	ts := startServer(t, nil)
+	const streams = 4
+	errs := make(chan string, streams)
+	for i := range streams {
+		go func() {
+			fill := strings.Repeat(string(rune('a'+i)), 97)
+			chunks := []string{strings.Repeat(fill+"foo", 3000), "fo", strings.Repeat("o"+fill+"f", 700), "", strings.Repeat(fill, 4000)}
+			pc := ts.process(t, t.Context())
+			roundTrip(t, pc, requestHeaders(":method", "GET", ":authority", "site.test", ":path", "/"))
+			roundTrip(t, pc, responseHeaders(":status", "200", "content-type", "text/html"))
+			for j, c := range chunks {
+				if err := pc.Send(body(c, j == len(chunks)-1)); err != nil {
+					errs <- err.Error()
+					return
+				}
+			}
+			var got strings.Builder
+			for range chunks {
+				r, err := pc.Recv()
+				if err != nil {
+					errs <- err.Error()
+					return
+				}
+				got.Write(r.GetResponseBody().GetResponse().GetBodyMutation().GetStreamedResponse().GetBody())
+			}
+			pc.CloseSend()
+			if want := expectedRewrite(t, ts.Config(), "v1", chunks...); got.String() != want {
+				errs <- fmt.Sprintf("stream %d: body of %d bytes differs from the %d expected", i, got.Len(), len(want))
+				return
+			}
+			errs <- ""
+		}()
+	}
+	for range streams {
+		if e := <-errs; e != "" {
+			t.Error(e)
+		}
 	}
 }
 
