@@ -7,8 +7,9 @@
 #   (c) sub_filter   nginx with sub_filter
 #   (d) subs_filter  nginx with subs_filter (substitutions filter module)
 # with the same rules: those of the rule set streamsub applies to these
-# requests (examples/streamsub.yaml: "standard", literal strings), which
-# internal/nginxconf writes into the nginx configuration. Before timing,
+# requests (scripts/load.yaml: the example's "standard" rule set without its
+# regex rule, literal strings only), which internal/nginxconf writes into
+# the nginx configuration. Before timing,
 # every target's body is checked byte for byte: (a) must be the origin's,
 # (b), (c) and (d) must equal `streamsub apply` of it.
 #
@@ -32,7 +33,7 @@
 # for latency), THREADS (2, at most CONNS), SIZES ("16384 262144 4194304"
 # bytes), TRICKLE (262144:1024:100, SIZE:CHUNK:PAUSE_US; empty for none), STATIC
 # (1: the static row; empty for none), NGINX_WORKERS
-# (2, as Envoy's --concurrency), STREAMSUB_CONFIG (examples/streamsub.yaml),
+# (2, as Envoy's --concurrency), STREAMSUB_CONFIG (scripts/load.yaml),
 # RESULTS (load-results/UTC-TIME), GO (go).
 set -euo pipefail
 
@@ -46,7 +47,7 @@ SIZES=${SIZES:-16384 262144 4194304}
 TRICKLE=${TRICKLE-262144:1024:100}
 STATIC=${STATIC-1}
 NGINX_WORKERS=${NGINX_WORKERS:-2}
-CONFIG=${STREAMSUB_CONFIG:-$ROOT/examples/streamsub.yaml}
+CONFIG=${STREAMSUB_CONFIG:-$ROOT/scripts/load.yaml}
 STAMP=$(date -u +%Y%m%dT%H%M%SZ)
 RESULTS=${RESULTS:-$ROOT/load-results/$STAMP}
 GO=${GO:-go}
