@@ -62,6 +62,20 @@ type Params struct {
 	// DefaultStreamIdleTimeout. It bounds a rewritten body that streamsub
 	// stalls: full-duplex body messages have no message_timeout.
 	StreamIdleTimeout time.Duration
+	// NoDecoder routes straight to the origin, without the internal
+	// "decoder" listener that decodes gzip and brotli bodies: what that
+	// hop costs can then be measured (BENCHMARKS.md, "Through Envoy:
+	// attempts"). Bodies an origin compresses anyway then reach streamsub
+	// encoded and are not rewritten; no shipped rendering sets it.
+	NoDecoder bool
+}
+
+// Upstream is the cluster the ingress routes go to.
+func (p Params) Upstream() string {
+	if p.NoDecoder {
+		return "origin"
+	}
+	return "decoder"
 }
 
 // Endpoint is one host:port.

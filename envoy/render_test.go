@@ -65,6 +65,30 @@ func TestRenderRejectsBadParams(t *testing.T) {
 	}
 }
 
+// TestNoDecoder: without the decoder hop, every route goes to the origin and
+// nothing of the internal listener is left; the shipped renderings keep it.
+func TestNoDecoder(t *testing.T) {
+	for _, no := range []bool{false, true} {
+		p := Local()
+		p.NoDecoder = no
+		b, err := Render(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		y := string(b)
+		// The ingress routes (4) go to the decoder hop, whose own route
+		// goes to the origin; or, without it, straight to the origin.
+		toDecoder := strings.Count(y, "route: {cluster: decoder,")
+		toOrigin := strings.Count(y, "route: {cluster: origin,")
+		switch {
+		case no && (toDecoder != 0 || toOrigin != 4 || strings.Contains(y, "internal_listener") || strings.Contains(y, "name: decoder")):
+			t.Errorf("NoDecoder: %d routes to the decoder, %d to the origin, or the internal listener is left", toDecoder, toOrigin)
+		case !no && (toDecoder != 4 || toOrigin != 1 || !strings.Contains(y, "internal_listener")):
+			t.Errorf("with the decoder: %d routes to it, %d to the origin", toDecoder, toOrigin)
+		}
+	}
+}
+
 func TestDuration(t *testing.T) {
 	for d, want := range map[time.Duration]string{
 		time.Second: "1s", 250 * time.Millisecond: "0.25s", 90 * time.Second: "90s", time.Millisecond: "0.001s",
@@ -126,6 +150,18 @@ func TestValidate(t *testing.T) {
 		t.Fatal(err)
 	}
 	files["e2e TLS rendering"] = tmp
+
+	// Without the decoder hop (for measuring it).
+	p = Local()
+	p.NoDecoder = true
+	if b, err = Render(p); err != nil {
+		t.Fatal(err)
+	}
+	tmp = filepath.Join(dir, "no-decoder.yaml")
+	if err := os.WriteFile(tmp, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	files["rendering without the decoder hop"] = tmp
 	for name, path := range files {
 		t.Run(name, func(t *testing.T) {
 			out, err := exec.Command(bin, "--mode", "validate", "--disable-hot-restart", "-c", path).CombinedOutput()
