@@ -64,13 +64,18 @@ func benchStream(b *testing.B, rs *matcher.RuleSet, body []byte, chunk int) {
 	cpu := cputime.Start(cputime.Process)
 	defer cpu.Report(b, len(body))
 	for b.Loop() {
-		st := rs.NewStream()
-		dst = dst[:0]
-		for off := 0; off < len(body); off += chunk {
-			dst = st.Write(dst, body[off:min(off+chunk, len(body))])
-		}
-		dst = st.Close(dst)
+		dst = streamBody(dst[:0], rs, body, chunk)
 	}
+}
+
+// streamBody appends body rewritten by a new stream of rs, fed in chunks
+// of chunk bytes, to dst.
+func streamBody(dst []byte, rs *matcher.RuleSet, body []byte, chunk int) []byte {
+	st := rs.NewStream()
+	for off := 0; off < len(body); off += chunk {
+		dst = st.Write(dst, body[off:min(off+chunk, len(body))])
+	}
+	return st.Close(dst)
 }
 
 // BenchmarkPathological runs the adversarial rules over 1 MiB each: the time
