@@ -41,6 +41,28 @@ const (
 	keepaliveTimeout = 10 * time.Second
 )
 
+// HTTP/2 flow control towards Envoy. In full duplex Envoy sends a body's
+// chunks without waiting for replies, so how much of a body can sit in
+// streamsub's receive buffers is what the windows allow; grpc-go's default
+// (64 KiB, grown by its bandwidth estimator up to 16 MiB per connection)
+// let 32 streams of 4 MiB pages hold ~150 MiB peak RSS. Fixed windows turn
+// the estimator off and bound that memory; measured side by side they cost
+// no throughput on loopback (BENCHMARKS.md, "Through Envoy: attempts").
+const (
+	// StreamWindow is each stream's receive window: about one chunk of a
+	// body ahead of the one being rewritten.
+	StreamWindow = 256 << 10
+	// ConnWindow is the receive window of a connection, shared by its
+	// streams: what one Envoy connection can have in flight towards
+	// streamsub at once.
+	ConnWindow = 1 << 20
+)
+
+// flowControlOptions fix the HTTP/2 receive windows.
+func flowControlOptions() []grpc.ServerOption {
+	return []grpc.ServerOption{grpc.InitialWindowSize(StreamWindow), grpc.InitialConnWindowSize(ConnWindow)}
+}
+
 // keepaliveOptions are the server's keepalive settings.
 func keepaliveOptions() []grpc.ServerOption {
 	return []grpc.ServerOption{

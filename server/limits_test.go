@@ -2,11 +2,14 @@ package server
 
 import (
 	"context"
+	"io"
+	"net"
 	"testing"
 	"time"
 
 	extprocv3 "github.com/envoyproxy/go-control-plane/envoy/service/ext_proc/v3"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	"golang.org/x/net/http2"
 	"google.golang.org/grpc/codes"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/status"
@@ -156,5 +159,47 @@ func TestDrainDelay(t *testing.T) {
 	ts.stop(t)
 	if d := time.Since(stopped); d < delay {
 		t.Errorf("Serve returned %v after the stop, before the drain delay %v", d, delay)
+	}
+}
+
+// TestFlowControlWindows reads what the server announces to a raw HTTP/2
+// client: its SETTINGS_INITIAL_WINDOW_SIZE (each stream's window) and the
+// connection window, raised from HTTP/2's 65,535 bytes by a WINDOW_UPDATE
+// on stream 0.
+func TestFlowControlWindows(t *testing.T) {
+	ts := startServer(t, nil)
+	conn, err := net.DialTimeout("tcp", ts.addr, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	conn.SetDeadline(time.Now().Add(10 * time.Second))
+	if _, err := io.WriteString(conn, http2.ClientPreface); err != nil {
+		t.Fatal(err)
+	}
+	fr := http2.NewFramer(conn, conn)
+	if err := fr.WriteSettings(); err != nil {
+		t.Fatal(err)
+	}
+	const initialConnWindow = 65535
+	streamWindow, connWindow := uint32(0), uint32(initialConnWindow)
+	for streamWindow == 0 || connWindow == initialConnWindow {
+		f, err := fr.ReadFrame()
+		if err != nil {
+			t.Fatalf("reading the server's frames: %v (stream window %d, connection window %d so far)", err, streamWindow, connWindow)
+		}
+		switch f := f.(type) {
+		case *http2.SettingsFrame:
+			if v, ok := f.Value(http2.SettingInitialWindowSize); ok {
+				streamWindow = v
+			}
+		case *http2.WindowUpdateFrame:
+			if f.StreamID == 0 {
+				connWindow += f.Increment
+			}
+		}
+	}
+	if streamWindow != StreamWindow || connWindow != ConnWindow {
+		t.Errorf("stream window %d, connection window %d; want %d and %d", streamWindow, connWindow, StreamWindow, ConnWindow)
 	}
 }

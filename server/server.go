@@ -84,6 +84,7 @@ func New(s Settings, log *slog.Logger) (*Server, error) {
 	srv.install(cfg, stamp)
 
 	opts := append(keepaliveOptions(), streamLimitOptions(s, srv.metrics)...)
+	opts = append(opts, flowControlOptions()...)
 	// Body chunks in and out without copies (package wire).
 	opts = append(opts, wire.ServerOptions()...)
 	if creds != nil {
