@@ -111,8 +111,8 @@ func (s *stream) startShadow(f responseFacts, live skipReason) (stream bool) {
 
 // shadowWrite runs the shadow on the next chunk of the body, in segments,
 // whose live output was live (in segments too), and at the end of the body
-// reports what it saw.
-func (s *stream) shadowWrite(chunk, live [][]byte, eos bool) {
+// (eos) reports what it saw.
+func (s *stream) shadowWrite(chunk [][]byte, eos bool, live ...[]byte) {
 	sh := s.sh
 	if sh == nil || !sh.active {
 		return

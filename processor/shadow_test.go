@@ -229,7 +229,7 @@ func TestShadowPanic(t *testing.T) {
 		}
 		s.sh.ms = nil // the shadow's next Write panics
 		baz := [][]byte{[]byte("baz")}
-		s.shadowWrite(baz, baz, true)
+		s.shadowWrite(baz, true, baz...)
 		if n := testutil.ToFloat64(m.ShadowErrors.WithLabelValues("next", shadowPanic)); n != 1 {
 			t.Errorf("shadow panics counted %v, want 1", n)
 		}

@@ -78,7 +78,6 @@ type stream struct {
 	sh      *shadow          // the shadow rule set's side of the body (shadow.go)
 	in      *wire.Request
 	reply   *wire.BodyReply
-	live    [1][]byte // the chunk's output, as the shadow's "live" segments
 	removes []string
 	// before is a reply to send ahead of the one handle returns (the
 	// body's tail, ahead of the trailers reply); nil when none.
@@ -124,7 +123,6 @@ func (s *stream) finish() {
 	}
 	clear(s.hdrChanges) // the pool must not keep this stream's headers alive
 	s.in.Release()
-	s.live[0] = nil
 	s.ms, s.srv, s.cfg, s.rs, s.bytesIn, s.bytesOut, s.before = nil, nil, nil, nil, nil, nil, nil
 }
 
@@ -397,7 +395,7 @@ func (s *stream) responseBody(b *extprocv3.HttpBody, body [][]byte) (proto.Messa
 	if s.ms == nil {
 		// Skipped, but streamed for the shadow rule set, or by Envoy
 		// anyway.
-		s.shadowWrite(body, body, eos)
+		s.shadowWrite(body, eos, body...)
 		if s.envoyFullDuplex {
 			// Envoy configured with full duplex ignores mode overrides:
 			// hand the chunk back as it came (copied: the reply's body
@@ -426,7 +424,7 @@ func (s *stream) responseBody(b *extprocv3.HttpBody, body [][]byte) (proto.Messa
 		out = s.ms.Close(out)
 	}
 	s.p.metrics.ChunkSeconds.Observe(time.Since(t0).Seconds())
-	s.shadowWrite(body, s.liveSegments(out), eos)
+	s.shadowWrite(body, eos, out)
 	s.countBody(n, out)
 	if eos {
 		s.reportStats()
@@ -470,13 +468,6 @@ func segmentsLen(segs [][]byte) int {
 		n += len(seg)
 	}
 	return n
-}
-
-// liveSegments returns out as the shadow's "live" segments, in s.live
-// (cleared by finish).
-func (s *stream) liveSegments(out []byte) [][]byte {
-	s.live[0] = out
-	return s.live[:]
 }
 
 // sliceBytes is the most input the processor hands the matcher between two
@@ -542,7 +533,7 @@ func (s *stream) responseTrailers() {
 	}
 	s.phase = phaseDone
 	out := s.ms.Close(s.reply.Buffer(64))
-	s.shadowWrite(nil, s.liveSegments(out), true)
+	s.shadowWrite(nil, true, out)
 	s.countBody(0, out)
 	s.reportStats()
 	s.rememberBody()
