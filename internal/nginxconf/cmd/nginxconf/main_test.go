@@ -1,13 +1,17 @@
 package main
 
 import (
+	"bytes"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/streamsub/streamsub/config"
 	"github.com/streamsub/streamsub/config/load"
+	"github.com/streamsub/streamsub/internal/demoorigin"
 	"github.com/streamsub/streamsub/internal/nginxconf"
 	"github.com/streamsub/streamsub/matcher"
 )
@@ -46,5 +50,45 @@ func TestLoadConfig(t *testing.T) {
 	}
 	if p.RuleSet != "standard" || !slices.Equal(p.Rules, want) || !slices.Equal(p.ContentTypes, std.ContentTypes) {
 		t.Errorf("%s: rule set %q, rules %+v, types %q; want standard, %+v, %q", path, p.RuleSet, p.Rules, p.ContentTypes, want, std.ContentTypes)
+	}
+}
+
+// TestPassthroughConfig: the benchmark's floor (scripts/passthrough.yaml)
+// streams the same bodies as scripts/load.yaml (same rule set name, content
+// types and host map) and leaves the generated /big page unchanged, which
+// load.yaml does not.
+func TestPassthroughConfig(t *testing.T) {
+	root := filepath.Join("..", "..", "..", "..")
+	floor, err := load.File(filepath.Join(root, "scripts", "passthrough.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bench, err := load.File(filepath.Join(root, "scripts", "load.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var page bytes.Buffer
+	if err := demoorigin.Big(&page, 4<<20, func() {}); err != nil {
+		t.Fatal(err)
+	}
+	rewrite := func(cfg *config.Config) ([]byte, int) {
+		rs := cfg.RuleSet("standard")
+		if rs == nil {
+			t.Fatal("no rule set standard")
+		}
+		st := rs.Compiled.NewStream()
+		out := st.Close(st.Write(nil, page.Bytes()))
+		return out, st.Stats().Replacements
+	}
+	if out, n := rewrite(floor); !bytes.Equal(out, page.Bytes()) || n != 0 {
+		t.Errorf("passthrough.yaml: %d replacements, output equal %v; want 0 and the page unchanged", n, bytes.Equal(out, page.Bytes()))
+	}
+	if out, n := rewrite(bench); bytes.Equal(out, page.Bytes()) || n == 0 {
+		t.Errorf("load.yaml: %d replacements; the page should change", n)
+	}
+	if f, b := floor.RuleSet("standard"), bench.RuleSet("standard"); !slices.Equal(f.ContentTypes, b.ContentTypes) ||
+		!maps.Equal(floor.Hosts, bench.Hosts) {
+		t.Errorf("passthrough.yaml streams other bodies than load.yaml: types %q vs %q, hosts %v vs %v",
+			f.ContentTypes, b.ContentTypes, floor.Hosts, bench.Hosts)
 	}
 }
