@@ -9,6 +9,9 @@
 #   streamsub   the binary (required)
 #   env         optional KEY=VALUE lines added to its environment (GOGC=400)
 #   args        optional extra `streamsub serve` flags
+#   host        optional: the Host header of its requests (passthrough.test
+#               picks scripts/load.yaml's rule set that matches nothing: the
+#               ext_proc round trip alone; list it in NOCHECK)
 #   envoyconf   optional envoyconf flags (-no-decoder), or
 #   envoy.yaml  optional: an Envoy bootstrap of one's own, its ports written
 #               @LISTEN@ @ADMIN@ @STREAMSUB@ @ORIGIN@ (render one with
@@ -146,6 +149,11 @@ url_of() {
 	*) echo "http://127.0.0.1:${EPORT[$1]}/big?size=$SIZE" ;;
 	esac
 }
+# host_of TARGET: the Host header its requests carry, if the variant sets one.
+host_of() {
+	local v=${1%/bypass}
+	if [[ $1 != sub && -f ${DIR[$v]}/host ]]; then echo "Host: $(<"${DIR[$v]}/host")"; fi
+}
 procs_of() {
 	case $1 in
 	sub) echo "$NGINX_PID 0" ;;
@@ -163,7 +171,8 @@ curl -fsS -o "$WORK/origin.body" "http://127.0.0.1:$ORIGIN_PORT/big?size=$SIZE" 
 	die "streamsub apply failed"
 for t in $TARGETS; do
 	f=$WORK/got-${t//\//_}.body
-	curl -fsS -o "$f" "$(url_of "$t")" || die "GET $t failed"
+	h=$(host_of "$t")
+	curl -fsS ${h:+-H "$h"} -o "$f" "$(url_of "$t")" || die "GET $t failed"
 	want=$WORK/want.body
 	[[ $t == */bypass ]] && want=$WORK/origin.body
 	[[ $NOCHECK == *" $t "* ]] || cmp -s "$want" "$f" || die "$t: the body differs from the expected one ($f, $want)"
@@ -192,7 +201,10 @@ peak_rss() {
 
 TSV=$RESULTS/results.tsv
 printf 'round\ttarget\tconns\tsize\trequests\trps\tp50_ms\tp99_ms\terrors\tproxy_us\tstreamsub_us\torigin_us\tstreamsub_rss_kib\n' >"$TSV"
-for t in $TARGETS; do wrk -t1 -c4 -d1s "$(url_of "$t")" >/dev/null; done
+for t in $TARGETS; do
+	h=$(host_of "$t")
+	wrk -t1 -c4 -d1s ${h:+-H "$h"} "$(url_of "$t")" >/dev/null
+done
 echo "ab: $(wc -w <<<"$TARGETS") targets × $ROUNDS rounds × {$CONNS} connections, $DURATION each, $SIZE-byte page; load $(cut -d' ' -f1-3 /proc/loadavg)"
 read -ra T <<<"$TARGETS"
 for r in $(seq 1 "$ROUNDS"); do
@@ -204,7 +216,8 @@ for r in $(seq 1 "$ROUNDS"); do
 			rss=0
 			[[ $sp != 0 ]] && { peak_rss "$sp" "$WORK/stop" >"$WORK/rss" & }
 			p0=$(ticks "$pp") s0=$(ticks "$sp") o0=$(ticks "$ORIGIN_PID")
-			out=$(wrk -t$((c < 2 ? c : 2)) -c"$c" -d"$DURATION" --timeout 10s --latency "$(url_of "$t")")
+			h=$(host_of "$t")
+			out=$(wrk -t$((c < 2 ? c : 2)) -c"$c" -d"$DURATION" --timeout 10s --latency ${h:+-H "$h"} "$(url_of "$t")")
 			p1=$(ticks "$pp") s1=$(ticks "$sp") o1=$(ticks "$ORIGIN_PID")
 			touch "$WORK/stop"
 			[[ $sp != 0 ]] && { wait $! || true; rss=$(<"$WORK/rss"); }

@@ -6,17 +6,22 @@
 #   (b) streamsub    Envoy + streamsub
 #   (c) sub_filter   nginx with sub_filter
 #   (d) subs_filter  nginx with subs_filter (substitutions filter module)
+#   (e) passthrough  Envoy + streamsub with a rule set that matches nothing
 # with the same rules: those of the rule set streamsub applies to these
 # requests (scripts/load.yaml: the example's "standard" rule set without its
 # regex rule, literal strings only), which internal/nginxconf writes into
-# the nginx configuration. Before timing,
-# every target's body is checked byte for byte: (a) must be the origin's,
-# (b), (c) and (d) must equal `streamsub apply` of it.
+# the nginx configuration. (e) asks for host passthrough.test, which the
+# config maps to a rule set of the same content types whose one rule occurs
+# in no generated page: the body still goes to streamsub and back, so (e) is
+# the ext_proc round trip alone, the floor under (b). Before timing,
+# every target's body is checked byte for byte: (a) and (e) must be the
+# origin's, (b), (c) and (d) must equal `streamsub apply` of it, and (e) must
+# have been streamed.
 #
 # Per target and case: req/s, p50/p99 latency (wrk --latency), CPU µs per
 # request of each process in the path (proxy = Envoy or nginx master and
 # workers, streamsub, origin) from /proc/PID/stat utime+stime over the run,
-# and for (b) the ext_proc body calls per response (streamsub's metrics).
+# and for (b) and (e) the ext_proc body calls per response (streamsub's metrics).
 # Cases: each page size of SIZES (/big: flushed every 32 KiB) and a trickle
 # row (/trickle: flushed every CHUNK bytes, PAUSE µs apart, so that the proxy
 # gets many small reads: many body calls), times each connection count; and,
@@ -53,7 +58,9 @@ RESULTS=${RESULTS:-$ROOT/load-results/$STAMP}
 GO=${GO:-go}
 BIN=${STREAMSUB_BIN:-$ROOT/bin/streamsub}
 SUBS_MODULE=/usr/lib/nginx/modules/ngx_http_subs_filter_module.so
-TARGETS=(envoy streamsub sub_filter subs_filter)
+TARGETS=(envoy streamsub sub_filter subs_filter passthrough)
+# PASSTHROUGH_HOST: the host whose rule set matches nothing (target (e)).
+PASSTHROUGH_HOST=passthrough.test
 
 die() { echo "load: $*" >&2; exit 1; }
 
@@ -170,10 +177,17 @@ remembered() {
 url_of() { # url_of TARGET PATH
 	case $1 in
 	envoy) echo "http://127.0.0.1:10000/bypass$2" ;;
-	streamsub) echo "http://127.0.0.1:10000$2" ;;
+	streamsub | passthrough) echo "http://127.0.0.1:10000$2" ;;
 	sub_filter) echo "http://$SUB_ADDR$2" ;;
 	subs_filter) echo "http://$SUBS_ADDR$2" ;;
 	esac
+}
+# host_of TARGET: the Host header its requests carry, if not the URL's.
+host_of() { if [[ $1 == passthrough ]]; then echo "Host: $PASSTHROUGH_HOST"; fi; }
+# streamed RULE_SET: bodies streamsub has streamed for that rule set so far.
+streamed() {
+	curl -fsS http://127.0.0.1:9090/metrics |
+		awk -v rs="$1" '$1 == "streamsub_bodies_rewritten_total{rule_set=\"" rs "\"}" { n = $2 } END { printf "%.0f\n", n }'
 }
 
 # differs WANT GOT NAME: fail loudly with where and how GOT differs.
@@ -205,8 +219,10 @@ for page in "${PAGES[@]}"; do
 	else
 		cmp -s "$d.origin" "$d.want" && die "$path: rule set $RULESET changes nothing in it"
 	fi
+	p0=$(streamed passthrough)
 	for t in $(targets_of "$kind"); do
-		curl -fsS -o "$d.$t" "$(url_of "$t" "$path")" || die "GET $t $path failed"
+		h=$(host_of "$t")
+		curl -fsS ${h:+-H "$h"} -o "$d.$t" "$(url_of "$t" "$path")" || die "GET $t $path failed"
 	done
 	cmp -s "$d.origin" "$d.envoy" || differs "$d.origin" "$d.envoy" "(a) Envoy $path (must be the origin's)"
 	cmp -s "$d.want" "$d.streamsub" || differs "$d.want" "$d.streamsub" "(b) Envoy + streamsub $path"
@@ -221,7 +237,10 @@ for page in "${PAGES[@]}"; do
 	fi
 	cmp -s "$d.streamsub" "$d.sub_filter" || differs "$d.streamsub" "$d.sub_filter" "(c) nginx sub_filter $path (semantics differ from streamsub's)"
 	cmp -s "$d.streamsub" "$d.subs_filter" || differs "$d.streamsub" "$d.subs_filter" "(d) nginx subs_filter $path (semantics differ from streamsub's)"
-	echo "checked $path: (a) = origin ($size bytes); (b) = (c) = (d) = streamsub apply ($(wc -c <"$d.want") bytes)"
+	cmp -s "$d.origin" "$d.passthrough" || differs "$d.origin" "$d.passthrough" "(e) Envoy + streamsub, host $PASSTHROUGH_HOST, $path (must be the origin's)"
+	[[ $(streamed passthrough) -gt $p0 ]] ||
+		die "(e) $path: not streamed for rule set passthrough (does $CONFIG map $PASSTHROUGH_HOST to it, as scripts/load.yaml does?)"
+	echo "checked $path: (a) = (e) = origin ($size bytes), (e) streamed; (b) = (c) = (d) = streamsub apply ($(wc -c <"$d.want") bytes)"
 done
 
 # cpu_us NAME=PID...: per name, the CPU µs (utime + stime) used so far by
@@ -255,15 +274,17 @@ body_calls() {
 
 # run ROUND KIND SIZE CHUNK PAUSE CONNS TARGET: one wrk run, one results line.
 run() {
-	local round=$1 kind=$2 size=$3 chunk=$4 pause=$5 conns=$6 t=$7 url out c0 c1 b0 b1
+	local round=$1 kind=$2 size=$3 chunk=$4 pause=$5 conns=$6 t=$7 url h out c0 c1 b0 b1 ext=
 	url=$(url_of "$t" "$(path_of "$kind" "$size" "$chunk" "$pause")")
-	[[ $t == streamsub ]] && b0=$(body_calls)
+	h=$(host_of "$t")
+	[[ $t == streamsub || $t == passthrough ]] && ext=1
+	[[ -n $ext ]] && b0=$(body_calls)
 	c0=$(cpu_us envoy="$ENVOY_PID" nginx="$nginx_pid" streamsub="$STREAMSUB_PID" origin="$ORIGIN_PID")
-	out=$(wrk -t"$((THREADS < conns ? THREADS : conns))" -c"$conns" -d"$DURATION" --timeout 10s --latency "$url")
+	out=$(wrk -t"$((THREADS < conns ? THREADS : conns))" -c"$conns" -d"$DURATION" --timeout 10s --latency ${h:+-H "$h"} "$url")
 	c1=$(cpu_us envoy="$ENVOY_PID" nginx="$nginx_pid" streamsub="$STREAMSUB_PID" origin="$ORIGIN_PID")
-	[[ $t == streamsub ]] && b1=$(body_calls)
+	[[ -n $ext ]] && b1=$(body_calls)
 	awk -v round="$round" -v kind="$kind" -v size="$size" -v chunk="$chunk" -v pause="$pause" -v conns="$conns" -v t="$t" \
-		-v c0="$c0" -v c1="$c1" -v b0="${b0:-}" -v b1="${b1:-}" '
+		-v ext="$ext" -v c0="$c0" -v c1="$c1" -v b0="${b0:-}" -v b1="${b1:-}" '
 		function ms(s) {
 			if (s ~ /us$/) return substr(s, 1, length(s) - 2) / 1000
 			if (s ~ /ms$/) return substr(s, 1, length(s) - 2) + 0
@@ -278,9 +299,9 @@ run() {
 		END {
 			split(c0, a, " "); split(c1, b, " ")   # envoy nginx streamsub origin
 			proxy = (t == "sub_filter" || t == "subs_filter") ? b[2] - a[2] : b[1] - a[1]
-			ss = t == "streamsub" ? sprintf("%d", b[3] - a[3]) : "-"
+			ss = ext ? sprintf("%d", b[3] - a[3]) : "-"
 			calls = "-"
-			if (t == "streamsub") { split(b0, x, " "); split(b1, y, " "); if (y[2] > x[2]) calls = sprintf("%.1f", (y[1] - x[1]) / (y[2] - x[2])) }
+			if (ext) { split(b0, x, " "); split(b1, y, " "); if (y[2] > x[2]) calls = sprintf("%.1f", (y[1] - x[1]) / (y[2] - x[2])) }
 			printf "%d\t%s\t%d\t%d\t%d\t%d\t%s\t%d\t%s\t%.1f\t%.3f\t%.3f\t%d\t%d\t%s\t%d\t%s\n",
 				round, kind, size, chunk, pause, conns, t, req, secs, rps, p50, p99, errors + 0, proxy, ss, b[4] - a[4], calls
 		}' <<<"$out"
@@ -300,7 +321,8 @@ echo "$total wrk runs of $DURATION (-t$THREADS -c{$CONNS} --latency), $ROUNDS ro
 # Warm-up: each target once on the first page.
 read -r kind size chunk pause <<<"${PAGES[0]}"
 for t in "${TARGETS[@]}"; do
-	wrk -t1 -c4 -d1s "$(url_of "$t" "$(path_of "$kind" "$size" "$chunk" "$pause")")" >/dev/null
+	h=$(host_of "$t")
+	wrk -t1 -c4 -d1s ${h:+-H "$h"} "$(url_of "$t" "$(path_of "$kind" "$size" "$chunk" "$pause")")" >/dev/null
 done
 n=0
 for round in $(seq 1 "$ROUNDS"); do
@@ -337,8 +359,8 @@ subtitle="wrk -t$THREADS -c{$CONNS} -d$DURATION, $rounds interleaved, loopback; 
 	echo "- Command: \`ROUNDS=$ROUNDS DURATION=$DURATION CONNS=\"$CONNS\" THREADS=$THREADS SIZES=\"$SIZES\" TRICKLE=$TRICKLE STATIC=$STATIC make load\` at commit $commit."
 	echo "- Machine: $(nproc) × $cpu, $mem, Linux $(uname -r); load average $LOAD_START at the start, $LOAD_END at the end."
 	echo "- Software: Envoy $envoy_v (--concurrency 2), nginx $nginx_v ($NGINX_WORKERS workers), $wrk_v, $("$GO" version | cut -d' ' -f3)."
-	echo "- Rules: rule set \"$RULESET\" of ${CONFIG#"$ROOT"/}, the same in nginx ([nginx.conf](nginx.conf)); before timing, (a)'s body was the origin's and (b), (c), (d) were byte-identical to \`streamsub apply\` on every page."
-	echo "- Each row: median over the rounds of req/s and latency; CPU µs per request = the process's CPU time over all rounds / requests completed; proxy = Envoy for (a) and (b), nginx master + workers for (c) and (d)."
+	echo "- Rules: rule set \"$RULESET\" of ${CONFIG#"$ROOT"/}, the same in nginx ([nginx.conf](nginx.conf)); (e) asks for host $PASSTHROUGH_HOST, whose rule set matches nothing: its bodies go to streamsub and back unchanged. Before timing, (a)'s and (e)'s bodies were the origin's and (b), (c), (d) were byte-identical to \`streamsub apply\` on every page."
+	echo "- Each row: median over the rounds of req/s and latency; CPU µs per request = the process's CPU time over all rounds / requests completed; proxy = Envoy for (a), (b) and (e), nginx master + workers for (c) and (d)."
 	echo
 	cat "$WORK/table.md"
 	echo

@@ -91,6 +91,8 @@ func TargetLabel(target string) string {
 		return "(c) nginx sub_filter"
 	case "subs_filter":
 		return "(d) nginx subs_filter"
+	case "passthrough":
+		return "(e) Envoy + streamsub, no rule matches"
 	}
 	return target
 }
