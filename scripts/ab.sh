@@ -188,16 +188,6 @@ ticks() {
 	done
 	echo "$t"
 }
-# peak_rss PID STOPFILE: the largest VmRSS (KiB) seen until STOPFILE exists.
-peak_rss() {
-	local m=0 r
-	while [[ ! -e $2 ]] && kill -0 "$1" 2>/dev/null; do
-		r=$(awk '/^VmRSS/ { print $2 }' /proc/"$1"/status)
-		((r > m)) && m=$r
-		sleep 0.2
-	done
-	echo "$m"
-}
 
 TSV=$RESULTS/results.tsv
 printf 'round\ttarget\tconns\tsize\trequests\trps\tp50_ms\tp99_ms\terrors\tproxy_us\tstreamsub_us\torigin_us\tstreamsub_rss_kib\n' >"$TSV"
@@ -214,7 +204,7 @@ for r in $(seq 1 "$ROUNDS"); do
 			read -r pp sp <<<"$(procs_of "$t")"
 			rm -f "$WORK/stop"
 			rss=0
-			[[ $sp != 0 ]] && { peak_rss "$sp" "$WORK/stop" >"$WORK/rss" & }
+			[[ $sp != 0 ]] && { "$ROOT/scripts/peak-rss.sh" "$sp" "$WORK/stop" >"$WORK/rss" & }
 			p0=$(ticks "$pp") s0=$(ticks "$sp") o0=$(ticks "$ORIGIN_PID")
 			h=$(host_of "$t")
 			out=$(wrk -t$((c < 2 ? c : 2)) -c"$c" -d"$DURATION" --timeout 10s --latency ${h:+-H "$h"} "$(url_of "$t")")

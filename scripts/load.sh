@@ -21,7 +21,8 @@
 # Per target and case: req/s, p50/p99 latency (wrk --latency), CPU µs per
 # request of each process in the path (proxy = Envoy or nginx master and
 # workers, streamsub, origin) from /proc/PID/stat utime+stime over the run,
-# and for (b) and (e) the ext_proc body calls per response (streamsub's metrics).
+# and for (b) and (e) the ext_proc body calls per response (streamsub's metrics)
+# and streamsub's peak resident set during the run (scripts/peak-rss.sh).
 # Cases: each page size of SIZES (/big: flushed every 32 KiB) and a trickle
 # row (/trickle: flushed every CHUNK bytes, PAUSE µs apart, so that the proxy
 # gets many small reads: many body calls), times each connection count; and,
@@ -274,17 +275,27 @@ body_calls() {
 
 # run ROUND KIND SIZE CHUNK PAUSE CONNS TARGET: one wrk run, one results line.
 run() {
-	local round=$1 kind=$2 size=$3 chunk=$4 pause=$5 conns=$6 t=$7 url h out c0 c1 b0 b1 ext=
+	local round=$1 kind=$2 size=$3 chunk=$4 pause=$5 conns=$6 t=$7 url h out c0 c1 b0 b1 ext= rss=- rss_pid
 	url=$(url_of "$t" "$(path_of "$kind" "$size" "$chunk" "$pause")")
 	h=$(host_of "$t")
 	[[ $t == streamsub || $t == passthrough ]] && ext=1
-	[[ -n $ext ]] && b0=$(body_calls)
+	if [[ -n $ext ]]; then
+		b0=$(body_calls)
+		rm -f "$WORK/rss.stop"
+		"$ROOT/scripts/peak-rss.sh" "$STREAMSUB_PID" "$WORK/rss.stop" >"$WORK/rss" &
+		rss_pid=$!
+	fi
 	c0=$(cpu_us envoy="$ENVOY_PID" nginx="$nginx_pid" streamsub="$STREAMSUB_PID" origin="$ORIGIN_PID")
 	out=$(wrk -t"$((THREADS < conns ? THREADS : conns))" -c"$conns" -d"$DURATION" --timeout 10s --latency ${h:+-H "$h"} "$url")
 	c1=$(cpu_us envoy="$ENVOY_PID" nginx="$nginx_pid" streamsub="$STREAMSUB_PID" origin="$ORIGIN_PID")
-	[[ -n $ext ]] && b1=$(body_calls)
+	if [[ -n $ext ]]; then
+		b1=$(body_calls)
+		touch "$WORK/rss.stop"
+		wait "$rss_pid" || true
+		rss=$(<"$WORK/rss")
+	fi
 	awk -v round="$round" -v kind="$kind" -v size="$size" -v chunk="$chunk" -v pause="$pause" -v conns="$conns" -v t="$t" \
-		-v ext="$ext" -v c0="$c0" -v c1="$c1" -v b0="${b0:-}" -v b1="${b1:-}" '
+		-v ext="$ext" -v rss="$rss" -v c0="$c0" -v c1="$c1" -v b0="${b0:-}" -v b1="${b1:-}" '
 		function ms(s) {
 			if (s ~ /us$/) return substr(s, 1, length(s) - 2) / 1000
 			if (s ~ /ms$/) return substr(s, 1, length(s) - 2) + 0
@@ -302,13 +313,13 @@ run() {
 			ss = ext ? sprintf("%d", b[3] - a[3]) : "-"
 			calls = "-"
 			if (ext) { split(b0, x, " "); split(b1, y, " "); if (y[2] > x[2]) calls = sprintf("%.1f", (y[1] - x[1]) / (y[2] - x[2])) }
-			printf "%d\t%s\t%d\t%d\t%d\t%d\t%s\t%d\t%s\t%.1f\t%.3f\t%.3f\t%d\t%d\t%s\t%d\t%s\n",
-				round, kind, size, chunk, pause, conns, t, req, secs, rps, p50, p99, errors + 0, proxy, ss, b[4] - a[4], calls
+			printf "%d\t%s\t%d\t%d\t%d\t%d\t%s\t%d\t%s\t%.1f\t%.3f\t%.3f\t%d\t%d\t%s\t%d\t%s\t%s\n",
+				round, kind, size, chunk, pause, conns, t, req, secs, rps, p50, p99, errors + 0, proxy, ss, b[4] - a[4], calls, rss
 		}' <<<"$out"
 }
 
 TSV=$RESULTS/results.tsv
-printf 'round\tpage\tsize\tchunk\tpause_us\tconns\ttarget\trequests\tseconds\trps\tp50_ms\tp99_ms\terrors\tproxy_cpu_us\tstreamsub_cpu_us\torigin_cpu_us\tbody_calls\n' >"$TSV"
+printf 'round\tpage\tsize\tchunk\tpause_us\tconns\ttarget\trequests\tseconds\trps\tp50_ms\tp99_ms\terrors\tproxy_cpu_us\tstreamsub_cpu_us\torigin_cpu_us\tbody_calls\tstreamsub_rss_kib\n' >"$TSV"
 nconns=$(wc -w <<<"$CONNS")
 total=0
 for page in "${PAGES[@]}"; do
@@ -360,7 +371,7 @@ subtitle="wrk -t$THREADS -c{$CONNS} -d$DURATION, $rounds interleaved, loopback; 
 	echo "- Machine: $(nproc) × $cpu, $mem, Linux $(uname -r); load average $LOAD_START at the start, $LOAD_END at the end."
 	echo "- Software: Envoy $envoy_v (--concurrency 2), nginx $nginx_v ($NGINX_WORKERS workers), $wrk_v, $("$GO" version | cut -d' ' -f3)."
 	echo "- Rules: rule set \"$RULESET\" of ${CONFIG#"$ROOT"/}, the same in nginx ([nginx.conf](nginx.conf)); (e) asks for host $PASSTHROUGH_HOST, whose rule set matches nothing: its bodies go to streamsub and back unchanged. Before timing, (a)'s and (e)'s bodies were the origin's and (b), (c), (d) were byte-identical to \`streamsub apply\` on every page."
-	echo "- Each row: median over the rounds of req/s and latency; CPU µs per request = the process's CPU time over all rounds / requests completed; proxy = Envoy for (a), (b) and (e), nginx master + workers for (c) and (d)."
+	echo "- Each row: median over the rounds of req/s and latency; CPU µs per request = the process's CPU time over all rounds / requests completed; proxy = Envoy for (a), (b) and (e), nginx master + workers for (c) and (d); streamsub RSS = the largest resident set sampled (every 0.2 s) during the rounds."
 	echo
 	cat "$WORK/table.md"
 	echo

@@ -19,6 +19,7 @@ import (
 var Columns = []string{
 	"round", "page", "size", "chunk", "pause_us", "conns", "target", "requests", "seconds", "rps",
 	"p50_ms", "p99_ms", "errors", "proxy_cpu_us", "streamsub_cpu_us", "origin_cpu_us", "body_calls",
+	"streamsub_rss_kib",
 }
 
 // Run is one wrk run: one target, one case, one round.
@@ -39,6 +40,9 @@ type Run struct {
 	// BodyCalls is the mean number of ext_proc body calls per request;
 	// NaN where there is no ext_proc.
 	BodyCalls float64
+	// StreamsubRSS is streamsub's largest resident set during the run, in
+	// KiB (sampled); NaN where streamsub is not in the path.
+	StreamsubRSS float64
 }
 
 // Case is what a run requests: a page and a connection count.
@@ -134,6 +138,7 @@ func Parse(r io.Reader) ([]Run, error) {
 			StreamsubCPU: p.float(14, true),
 			OriginCPU:    p.float(15, true),
 			BodyCalls:    p.float(16, true),
+			StreamsubRSS: p.float(17, true),
 		}
 		if p.err != nil {
 			return nil, fmt.Errorf("line %d: %w", line, p.err)
@@ -197,6 +202,9 @@ type Summary struct {
 	// BodyCalls is the median of the rounds' ext_proc body calls per
 	// request (NaN without ext_proc).
 	BodyCalls float64
+	// StreamsubRSS is the largest of the rounds' streamsub peak RSS, in
+	// KiB (NaN without streamsub).
+	StreamsubRSS float64
 	// Requests completed and Errors, over all rounds.
 	Requests, Errors int64
 }
@@ -236,6 +244,7 @@ func Summarize(runs []Run) []Summary {
 		s.P50 = median(g, func(r Run) float64 { return r.P50 })
 		s.P99 = median(g, func(r Run) float64 { return r.P99 })
 		s.BodyCalls = median(g, func(r Run) float64 { return r.BodyCalls })
+		s.StreamsubRSS = largest(g, func(r Run) float64 { return r.StreamsubRSS })
 		for _, r := range g {
 			s.Requests += r.Requests
 			s.Errors += r.Errors
@@ -267,6 +276,19 @@ func Summarize(runs []Run) []Summary {
 	return out
 }
 
+// largest of f over g; NaN when any value is NaN.
+func largest(g []Run, f func(Run) float64) float64 {
+	m := math.Inf(-1)
+	for _, r := range g {
+		v := f(r)
+		if math.IsNaN(v) {
+			return v
+		}
+		m = max(m, v)
+	}
+	return m
+}
+
 // median of f over g; NaN when any value is NaN.
 func median(g []Run, f func(Run) float64) float64 {
 	v := make([]float64, len(g))
@@ -286,13 +308,13 @@ func median(g []Run, f func(Run) float64) float64 {
 // WriteMarkdown writes the summaries as one markdown table.
 func WriteMarkdown(w io.Writer, sums []Summary) error {
 	b := bufio.NewWriter(w)
-	fmt.Fprintln(b, "| page | conns | target | req/s | vs (a) | p50 ms | p99 ms | proxy µs/req | streamsub µs/req | origin µs/req | total µs/req | body calls/req | requests | errors |")
-	fmt.Fprintln(b, "|---|--:|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
+	fmt.Fprintln(b, "| page | conns | target | req/s | vs (a) | p50 ms | p99 ms | proxy µs/req | streamsub µs/req | origin µs/req | total µs/req | body calls/req | streamsub RSS MiB | requests | errors |")
+	fmt.Fprintln(b, "|---|--:|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
 	for _, s := range sums {
-		fmt.Fprintf(b, "| %s | %d | %s | %.0f | %s | %.2f | %.2f | %s | %s | %s | %.0f | %s | %d | %d |\n",
+		fmt.Fprintf(b, "| %s | %d | %s | %.0f | %s | %.2f | %.2f | %s | %s | %s | %.0f | %s | %s | %d | %d |\n",
 			s.Label(), s.Conns, TargetLabel(s.Target), s.RPS, num(s.VsBaseline, "%.2f×"), s.P50, s.P99,
 			num(s.ProxyCPU, "%.0f"), num(s.StreamsubCPU, "%.0f"), num(s.OriginCPU, "%.0f"), s.TotalCPU(),
-			num(s.BodyCalls, "%.1f"), s.Requests, s.Errors)
+			num(s.BodyCalls, "%.1f"), num(s.StreamsubRSS/1024, "%.0f"), s.Requests, s.Errors)
 	}
 	return b.Flush()
 }
