@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/streamsub/streamsub/internal/demoorigin"
 	"github.com/streamsub/streamsub/internal/goregexp"
 	"github.com/streamsub/streamsub/internal/htmlgen"
 	"github.com/streamsub/streamsub/matcher"
@@ -54,6 +55,32 @@ func BenchmarkRewrite(b *testing.B) {
 			}
 			cpu.Report(b, len(page))
 		})
+	}
+}
+
+// BenchmarkLoadLiterals streams the through-Envoy benchmark's rule set
+// (scripts/load.yaml: three literals, which the rare-byte prefilter skips
+// to by x and U) over its page, the demo origin's /big (a match every ~156
+// bytes), and over the generated page of BenchmarkRewrite (markup and
+// text, a few matches), in 16 KiB chunks.
+func BenchmarkLoadLiterals(b *testing.B) {
+	rs, err := matcher.Compile([]matcher.Rule{
+		{Pattern: "https://www.example.com", Literal: true, Replace: "https://clone.example.net"},
+		{Pattern: "www.example.com", Literal: true, Replace: "clone.example.net"},
+		{Pattern: "UA-12345-1", Literal: true, Replace: "UA-99999-9"},
+	}, matcher.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	var big bytes.Buffer
+	if err := demoorigin.Big(&big, benchPageSize, func() {}); err != nil {
+		b.Fatal(err)
+	}
+	for _, body := range []struct {
+		name string
+		b    []byte
+	}{{"big", big.Bytes()}, {"page", htmlgen.Page(1, benchPageSize)}} {
+		b.Run("body="+body.name, func(b *testing.B) { benchStream(b, rs, body.b, benchChunk) })
 	}
 }
 

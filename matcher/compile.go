@@ -9,6 +9,7 @@ import (
 	"github.com/streamsub/streamsub/matcher/internal/lazydfa"
 	"github.com/streamsub/streamsub/matcher/internal/nfa"
 	"github.com/streamsub/streamsub/matcher/internal/pikevm"
+	"github.com/streamsub/streamsub/matcher/internal/prefilter"
 )
 
 // Parse flags (semantics.md "Rules"): Perl syntax with `.` matching '\n'
@@ -67,8 +68,26 @@ func Compile(rules []Rule, opts Options) (*RuleSet, error) {
 	if cacheBytes > 0 {
 		cacheBytes = max(cacheBytes, MinDFACacheBytes)
 	}
-	rs.fast = newFastPath(n, int(rs.maxSpan), lazydfa.Config{CacheBytes: cacheBytes})
+	rs.fast = newFastPath(n, int(rs.maxSpan), lazydfa.Config{CacheBytes: cacheBytes, Rare: rarePrefilter(rules, n, prefilter.RareEnough)})
 	return rs, nil
+}
+
+// rarePrefilter returns the rare-byte prefilter of rules (prefilter.NewRare
+// with maxRank) when every rule is a literal and it skips more than the
+// start bytes of n would; else nil.
+func rarePrefilter(rules []Rule, n *nfa.NFA, maxRank int) *prefilter.Prefilter {
+	lits := make([]prefilter.Literal, len(rules))
+	for i, r := range rules {
+		if !r.Literal {
+			return nil
+		}
+		lits[i] = prefilter.Literal{Bytes: []byte(r.Pattern), Fold: r.IgnoreCase}
+	}
+	p := prefilter.NewRare(lits, maxRank)
+	if p == nil || !p.Rarer(prefilter.New(prefilter.StartBytes(n))) {
+		return nil
+	}
+	return p
 }
 
 // Check reports what Compile with opts would reject in rules — the same

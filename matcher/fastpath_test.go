@@ -7,6 +7,7 @@ import (
 
 	"github.com/streamsub/streamsub/internal/htmlgen"
 	"github.com/streamsub/streamsub/matcher/internal/lazydfa"
+	"github.com/streamsub/streamsub/matcher/internal/prefilter"
 )
 
 // pieceRewrite is rewrite on the exact engine alone (rs has no fast path),
@@ -69,6 +70,8 @@ func FuzzFastPath(f *testing.F) {
 	}
 	f.Add([]byte("g&&Ba+x0"), []byte("aaax aax ax"), []byte("\x0012"))
 	f.Add([]byte("ge2&1"), []byte("ee ae e"), []byte("\x0311"))
+	// Literals only: fast-rare skips to their rarest bytes.
+	f.Add([]byte("l3axb1Yl2xx0k2cx1Z"), []byte("axb xx cx CX aaxbb xxx"), []byte("13251"))
 	f.Fuzz(func(t *testing.T, spec, bodyIn, cuts []byte) {
 		rules := fuzzRules(spec)
 		if _, err := Compile(rules, Options{}); err != nil {
@@ -309,6 +312,37 @@ func TestDFACacheBytesOption(t *testing.T) {
 		out = st.Close(out)
 		if gaveUp != tt.gaveUp || !bytes.Equal(out, body) {
 			t.Errorf("budget %d: gave up %v, want %v; body unchanged %v", tt.budget, gaveUp, tt.gaveUp, bytes.Equal(out, body))
+		}
+	}
+}
+
+// TestRarePrefilterChoice: Compile skips by rare bytes only for a rule set
+// of literals whose rarest bytes are rarer than its start bytes.
+func TestRarePrefilterChoice(t *testing.T) {
+	lit := func(p string, fold bool) Rule { return Rule{Pattern: p, Literal: true, IgnoreCase: fold, Replace: "-"} }
+	tests := []struct {
+		name    string
+		rules   []Rule
+		needles string // "": none
+	}{
+		{"clone rules", []Rule{lit("https://www.example.com", false), lit("www.example.com", false), lit("UA-12345-1", false)}, "xU"},
+		{"one host", []Rule{lit("www.example.com", false)}, "x"},
+		{"start byte as rare", []Rule{lit("UA-1", false)}, ""},
+		{"common bytes", []Rule{lit("the", false), lit("and", false)}, ""},
+		{"a regex", []Rule{lit("www.example.com", false), {Pattern: "x+", Replace: "-"}}, ""},
+		{"ignoring case", []Rule{lit("www.example.com", true)}, ""},
+	}
+	for _, tt := range tests {
+		rs, err := Compile(tt.rules, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := rarePrefilter(rs.rules, rs.nfa, prefilter.RareEnough)
+		switch {
+		case tt.needles == "" && p != nil:
+			t.Errorf("%s: needles %q, want none", tt.name, p.Needles())
+		case tt.needles != "" && (p == nil || string(p.Needles()) != tt.needles):
+			t.Errorf("%s: %v, want needles %q", tt.name, p, tt.needles)
 		}
 	}
 }

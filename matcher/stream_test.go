@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"regexp/syntax"
 	"slices"
@@ -11,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/streamsub/streamsub/matcher/internal/lazydfa"
+	"github.com/streamsub/streamsub/matcher/internal/prefilter"
 	"github.com/streamsub/streamsub/matcher/internal/regexgen"
 )
 
@@ -109,6 +111,20 @@ var streamCases = []streamCase{
 	// Literal rules.
 	{[]Rule{{Pattern: "a.b", Literal: true, Replace: "X"}}, "a.b axb", "X axb"},
 	{[]Rule{{Pattern: "$1", Literal: true, Replace: "[$&]"}}, "a$1", "a[$1]"},
+	// Literals skipped to by their rare bytes (the x of example, the U of
+	// UA-; prefilter.NewRare): the URL rule wins over the host rule inside
+	// it, a match starts up to 13 bytes before its needle, and needles
+	// without a match (examplx, a cut URL) are passed over.
+	{[]Rule{
+		{Pattern: "https://www.example.com", Literal: true, Replace: "https://clone.example.net"},
+		{Pattern: "www.example.com", Literal: true, Replace: "clone.example.net"},
+		{Pattern: "UA-12345-1", Literal: true, Replace: "UA-99999-9"},
+	}, "x https://www.example.com/a www.example.com wwww.example.comx www.examplx.com UA-12345-1x https://www.exampl",
+		"x https://clone.example.net/a clone.example.net wclone.example.netx www.examplx.com UA-99999-9x https://www.exampl"},
+	{[]Rule{{Pattern: "www.example.com", Literal: true, Replace: "W"}}, "www.example.comwww.example.com", "WW"},
+	// Ignoring case, a letter before the needle may match as a longer rune
+	// (ſ for s, the Kelvin sign for k): the needle lies further in.
+	{[]Rule{{Pattern: "sk-9", Literal: true, IgnoreCase: true, Replace: "<>"}}, "SK-9 ſK-9 sK-9 s-9 sk9", "<> <> <> s-9 sk9"},
 	// Nothing to do.
 	{[]Rule{re("a", "X")}, "", ""},
 	{nil, "abc", "abc"},
@@ -150,16 +166,22 @@ type engine struct {
 	name  string
 	exact bool            // the exact engine alone
 	cfg   *lazydfa.Config // else the fast path with this config; nil: as Compile builds it
+	// rare: the fast path skipping by the literals' rarest bytes whatever
+	// their rank, whenever every rule is a literal (prefilter.NewRare).
+	rare bool
 }
 
 // engines are the configurations the streaming tests run; the first, the
-// exact engine alone, is the reference of the others. There is no switch
-// for the prefilter: it is on whenever one byte starts every match.
+// exact engine alone, is the reference of the others. The start-byte
+// prefilter is on whenever one byte starts every match; the rare-byte one
+// as Compile chooses it, and forced on every literal rule set by fast-rare
+// (with a tiny cache, so that it also meets give-ups and clears).
 var engines = []engine{
 	{name: "exact", exact: true},
 	{name: "fast"},
 	{name: "fast-tinycache", cfg: &lazydfa.Config{CacheBytes: 1, MaxClears: 2}}, // clears at every new state, gives up on the third
 	{name: "fast-noclasses", cfg: &lazydfa.Config{NoClasses: true}},
+	{name: "fast-rare", cfg: &lazydfa.Config{CacheBytes: 1 << 10, MaxClears: 4}, rare: true},
 }
 
 // compileFor compiles rules as Compile does, then sets up engine e.
@@ -173,7 +195,11 @@ func compileFor(t testing.TB, rules []Rule, opts Options, e engine) *RuleSet {
 	case e.exact:
 		rs.fast = nil
 	case e.cfg != nil:
-		rs.fast = newFastPath(rs.nfa, int(rs.maxSpan), *e.cfg)
+		cfg := *e.cfg
+		if e.rare {
+			cfg.Rare = forcedRare(rules)
+		}
+		rs.fast = newFastPath(rs.nfa, int(rs.maxSpan), cfg)
 	}
 	return rs
 }
@@ -706,4 +732,18 @@ func TestMaxNFAStates(t *testing.T) {
 			t.Errorf("limit %d: Check = %v, want Compile's error %q", limit, cerr, err)
 		}
 	}
+}
+
+// forcedRare is the rare-byte prefilter of rules whatever the rank of
+// their rarest bytes, used whether or not it beats the start bytes; nil
+// unless every rule is a literal (and they have at most three needles).
+func forcedRare(rules []Rule) *prefilter.Prefilter {
+	lits := make([]prefilter.Literal, len(rules))
+	for i, r := range rules {
+		if !r.Literal {
+			return nil
+		}
+		lits[i] = prefilter.Literal{Bytes: []byte(r.Pattern), Fold: r.IgnoreCase}
+	}
+	return prefilter.NewRare(lits, math.MaxInt)
 }

@@ -58,6 +58,10 @@ type Config struct {
 	// MaxClears is how many times a Cache may be cleared for lack of room
 	// before it gives up; 0 means defaultMaxClears.
 	MaxClears int
+	// Rare, when set, is a prefilter of bytes that every match of the NFA
+	// contains (prefilter.NewRare): the search skips with it instead of the
+	// start bytes.
+	Rare *prefilter.Prefilter
 }
 
 // limits returns the cache budget and clear limit cfg asks for, with the
@@ -87,7 +91,7 @@ type DFA struct {
 	startMatch bool                 // the start closure reaches a Match
 	cfg        Config               // the caches' budget
 	pf0        *prefilter.Prefilter // start bytes
-	pf         *prefilter.Prefilter // pf0 when it beats the inline table loop (one byte), else nil
+	pf         *prefilter.Prefilter // cfg.Rare, else pf0 when it beats the inline table loop (one byte), else nil
 }
 
 // New builds the DFA of n. It does no determinization: states are built by
@@ -110,6 +114,9 @@ func New(n *nfa.NFA, cfg Config) *DFA {
 	d.pf0 = prefilter.New(prefilter.StartBytes(n))
 	if k := d.pf0.Kind(); k == prefilter.Byte || k == prefilter.Never {
 		d.pf = d.pf0
+	}
+	if cfg.Rare != nil {
+		d.pf = cfg.Rare
 	}
 	return d
 }

@@ -3,6 +3,8 @@ package lazydfa
 import (
 	"math"
 	"unsafe"
+
+	"github.com/streamsub/streamsub/matcher/internal/prefilter"
 )
 
 // The search loop of a Cache.
@@ -79,8 +81,9 @@ type spec struct {
 // or not yet computed) leaves them. The window start is tracked with
 // conditional moves, so that Idle implies w == i between steps and no group
 // head has to test for it. When a single byte can start a match, Idle skips
-// ahead with bytes.IndexByte (the prefilter); otherwise a long input is
-// scanned with two chains (see the top of this file).
+// ahead with bytes.IndexByte (the prefilter), or, for literals, to a little
+// before the next of their rare bytes (Config.Rare); otherwise a long input
+// is scanned with two chains (see the top of this file).
 func (c *Cache) ScanWindows(b []byte, s StateID, w0, maxWindow int, ws []Window) ([]Window, int, Status) {
 	if cap(ws) == 0 {
 		ws = make([]Window, 0, 16)
@@ -109,11 +112,18 @@ func (c *Cache) scan(b []byte, s StateID, w0, maxWindow int, ws []Window) ([]Win
 	speculate := pf == nil && n >= 4*specGap
 	sp := spec{start: noSpec}
 	clears := c.clears
+	// With a prefilter, Idle at or after until skips ahead (pf.Skip);
+	// before it the automaton runs on: the bytes from a rare prefilter's
+	// landing point up to its needle must be scanned.
+	until := 0
+	var cur prefilter.Cursor
 	for i < n {
-		if s == Idle && pf != nil {
-			if i = pf.Next(b, i); i >= n {
+		if s == Idle && pf != nil && i >= until {
+			q, r := pf.Skip(b, i, &cur)
+			if i = q; i >= n {
 				break
 			}
+			until = r + 1
 			w = i
 		}
 		// lim: where the loops below must stop to catch a window growing
@@ -223,7 +233,7 @@ func (c *Cache) scan(b []byte, s StateID, w0, maxWindow int, ws []Window) ([]Win
 				end = min(lim, sp.i)
 			}
 			for i+8 <= end {
-				if pf != nil && s == Idle {
+				if pf != nil && s == Idle && i >= until {
 					break // back to the IndexByte skip (above)
 				}
 				t0 := load(tp, s, cls[*(*byte)(unsafe.Add(bp, i))])
@@ -307,7 +317,7 @@ func (c *Cache) scan(b []byte, s StateID, w0, maxWindow int, ws []Window) ([]Win
 		if i >= lim || !careful {
 			continue
 		}
-		if s == Idle && pf != nil && !pf.Set()[b[i]] {
+		if s == Idle && pf != nil && i >= until && !pf.Set()[b[i]] {
 			continue // back to the IndexByte skip
 		}
 		// One careful step: the byte whose transition is tagged, or the

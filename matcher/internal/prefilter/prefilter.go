@@ -10,9 +10,13 @@
 // unrolled [256]bool table loop otherwise, nothing when every byte can start
 // a match. BenchmarkSkip measures the two loops side by side.
 //
-// PERF: a SIMD multi-byte search (simd/archsimd, behind a build tag) and a
-// rare-byte / required-literal prefilter would help rule sets whose start
-// set is small but has more than one byte; not done.
+// A rule set of literal strings may instead skip by a rare byte each of its
+// literals contains (Rare, rare.go), which helps where its start bytes are
+// common.
+//
+// PERF: a SIMD multi-byte search (simd/archsimd, behind a build tag) would
+// help rule sets whose start set is small but has more than one byte; not
+// done.
 package prefilter
 
 import (
@@ -29,9 +33,10 @@ const (
 	Byte              // one start byte: bytes.IndexByte
 	Table             // several: [256]bool table loop
 	Never             // no byte starts a match
+	Rare              // bytes every match contains: bytes.IndexByte per needle (rare.go)
 )
 
-var kindNames = [...]string{"none", "byte", "table", "never"}
+var kindNames = [...]string{"none", "byte", "table", "never", "rare"}
 
 func (k Kind) String() string { return kindNames[k] }
 
@@ -41,6 +46,9 @@ type Prefilter struct {
 	set  [256]bool
 	kind Kind
 	one  byte
+	// Rare only: the needles and how far before one a match may start.
+	needles []byte
+	back    int
 }
 
 // New returns a prefilter for the given start set.
@@ -69,10 +77,11 @@ func New(set [256]bool) *Prefilter {
 // Kind returns the skip loop p uses.
 func (p *Prefilter) Kind() Kind { return p.kind }
 
-// Set returns the start set.
+// Set returns the start set (for Rare, the needles).
 func (p *Prefilter) Set() *[256]bool { return &p.set }
 
 // Next returns the smallest index >= i of a byte of b in p's set, or len(b).
+// (A Rare prefilter searches with Skip.)
 func (p *Prefilter) Next(b []byte, i int) int {
 	switch p.kind {
 	case None:
