@@ -76,8 +76,7 @@ func NewRare(lits []Literal, maxRank int) *Prefilter {
 
 func isLetter(c byte) bool { return 'a' <= c|0x20 && c|0x20 <= 'z' }
 
-// Needles returns the bytes a Rare prefilter searches for, and Back the
-// furthest a match may start before one.
+// Needles returns the bytes a Rare prefilter searches for.
 func (p *Prefilter) Needles() []byte { return p.needles }
 
 // Back returns, for a Rare prefilter, how far before a needle a match may
