@@ -76,18 +76,28 @@ func Compile(rules []Rule, opts Options) (*RuleSet, error) {
 // with maxRank) when every rule is a literal and it skips more than the
 // start bytes of n would; else nil.
 func rarePrefilter(rules []Rule, n *nfa.NFA, maxRank int) *prefilter.Prefilter {
-	lits := make([]prefilter.Literal, len(rules))
-	for i, r := range rules {
-		if !r.Literal {
-			return nil
-		}
-		lits[i] = prefilter.Literal{Bytes: []byte(r.Pattern), Fold: r.IgnoreCase}
+	lits, ok := literalsOf(rules)
+	if !ok {
+		return nil
 	}
 	p := prefilter.NewRare(lits, maxRank)
 	if p == nil || !p.Rarer(prefilter.New(prefilter.StartBytes(n))) {
 		return nil
 	}
 	return p
+}
+
+// literalsOf returns the literals of rules, for prefilter.NewRare; false
+// when some rule is not a literal.
+func literalsOf(rules []Rule) ([]prefilter.Literal, bool) {
+	lits := make([]prefilter.Literal, len(rules))
+	for i, r := range rules {
+		if !r.Literal {
+			return nil, false
+		}
+		lits[i] = prefilter.Literal{Bytes: []byte(r.Pattern), Fold: r.IgnoreCase}
+	}
+	return lits, true
 }
 
 // Check reports what Compile with opts would reject in rules — the same

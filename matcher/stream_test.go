@@ -738,12 +738,9 @@ func TestMaxNFAStates(t *testing.T) {
 // their rarest bytes, used whether or not it beats the start bytes; nil
 // unless every rule is a literal (and they have at most three needles).
 func forcedRare(rules []Rule) *prefilter.Prefilter {
-	lits := make([]prefilter.Literal, len(rules))
-	for i, r := range rules {
-		if !r.Literal {
-			return nil
-		}
-		lits[i] = prefilter.Literal{Bytes: []byte(r.Pattern), Fold: r.IgnoreCase}
+	lits, ok := literalsOf(rules)
+	if !ok {
+		return nil
 	}
 	return prefilter.NewRare(lits, math.MaxInt)
 }

@@ -170,11 +170,12 @@ path_of() { # path_of KIND SIZE CHUNK PAUSE
 targets_of() { # targets_of KIND: the targets that run its cases
 	if [[ $1 == static ]]; then echo "envoy streamsub"; else echo "${TARGETS[*]}"; fi
 }
-# remembered: streamsub's count of bodies skipped because it remembered that no rule matched them.
-remembered() {
-	curl -fsS http://127.0.0.1:9090/metrics |
-		awk '/^streamsub_bodies_skipped_total\{reason="remembered_no_match"\} / { n = $2 } END { printf "%.0f\n", n }'
+# metric SERIES: the value of one of streamsub's metric series (name and labels as exposed), 0 if absent.
+metric() {
+	curl -fsS http://127.0.0.1:9090/metrics | awk -v series="$1" '$1 == series { n = $2 } END { printf "%.0f\n", n }'
 }
+# remembered: streamsub's count of bodies skipped because it remembered that no rule matched them.
+remembered() { metric 'streamsub_bodies_skipped_total{reason="remembered_no_match"}'; }
 url_of() { # url_of TARGET PATH
 	case $1 in
 	envoy) echo "http://127.0.0.1:10000/bypass$2" ;;
@@ -186,10 +187,7 @@ url_of() { # url_of TARGET PATH
 # host_of TARGET: the Host header its requests carry, if not the URL's.
 host_of() { if [[ $1 == passthrough ]]; then echo "Host: $PASSTHROUGH_HOST"; fi; }
 # streamed RULE_SET: bodies streamsub has streamed for that rule set so far.
-streamed() {
-	curl -fsS http://127.0.0.1:9090/metrics |
-		awk -v rs="$1" '$1 == "streamsub_bodies_rewritten_total{rule_set=\"" rs "\"}" { n = $2 } END { printf "%.0f\n", n }'
-}
+streamed() { metric "streamsub_bodies_rewritten_total{rule_set=\"$1\"}"; }
 
 # differs WANT GOT NAME: fail loudly with where and how GOT differs.
 differs() {

@@ -147,7 +147,7 @@ var rank = func() (r [256]int) {
 		switch {
 		case c >= 0x80:
 			r[c] = 70
-		case c < 0x20 && c != '\t' && c != '\n' && c != '\r':
+		case c < 0x20: // control bytes; white space is set below
 			r[c] = 0
 		case c >= '0' && c <= '9':
 			r[c] = 60
